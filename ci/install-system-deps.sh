@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Debian packages the tests and the demo need: the OpenCL ICD loader with PoCL (a CPU OpenCL
+# driver) and clinfo for diagnostics.  Idempotent and quiet when everything is present.
+set -euo pipefail
+
+PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages: ${missing[*]} (run this script as root, or apt-get install them)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "installed: ${missing[*]}"

@@ -1,0 +1,22 @@
+# Compiler settings shared by the core and every backend DSO.
+include_guard(GLOBAL)
+
+function(tvm_runtime_set_common_options target)
+  # Resolved relative to this file, wherever it was included from (repo or installed wheel).
+  set(_TVMRT_EXPORTS_MAP "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/exports.map")
+  set_target_properties(${target} PROPERTIES
+    CXX_STANDARD 17
+    CXX_STANDARD_REQUIRED ON
+    CXX_EXTENSIONS OFF
+    # Only the extern "C" entry points are exported: no C++ symbol crosses a wheel boundary.
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+    # Keep C++ runtime symbols out of the dynamic symbol table and fail on undefined symbols.
+    target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL
+      "-Wl,--version-script=${_TVMRT_EXPORTS_MAP}")
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${_TVMRT_EXPORTS_MAP}")
+  endif()
+endfunction()

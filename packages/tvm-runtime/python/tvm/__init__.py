@@ -1,0 +1,63 @@
+"""tvm-runtime: run models and kernels compiled by apache-tvm 0.27, without the compiler.
+
+This package is API-compatible with apache-tvm 0.27's runtime: ``tvm.device``, ``tvm.cpu`` and
+friends, ``tvm.runtime.tensor/empty/load_module``, ``Module.time_evaluator``,
+``tvm.get_global_func``.  Device backends (OpenCL, Vulkan, CUDA, ...) are separate wheels,
+discovered through the ``tvm.backends`` entry-point group; run ``python -m tvm.backend`` to see
+what is installed and working.
+"""
+
+# isort: skip_file
+from . import _core
+from ._core import VERSION as __version__
+
+from tvm_ffi import (
+    Object,
+    convert,
+    get_global_func,
+    register_global_func,
+    register_object,
+)
+
+from . import runtime
+from .runtime import (
+    Device,
+    Tensor,
+    device,
+    cpu,
+    cuda,
+    rocm,
+    opencl,
+    metal,
+    vpi,
+    vulkan,
+    ext_dev,
+    hexagon,
+)
+from . import backend
+from ._conflicts import warn_if_mixed_install as _warn_if_mixed_install
+
+_warn_if_mixed_install()
+backend._discover_at_import()
+
+__all__ = [
+    "Device",
+    "Object",
+    "Tensor",
+    "backend",
+    "convert",
+    "cpu",
+    "cuda",
+    "device",
+    "ext_dev",
+    "get_global_func",
+    "hexagon",
+    "metal",
+    "opencl",
+    "register_global_func",
+    "register_object",
+    "rocm",
+    "runtime",
+    "vpi",
+    "vulkan",
+]

@@ -1,0 +1,51 @@
+"""Backend discovery for tvm-runtime.
+
+Backends are separate wheels (``tvm-runtime-opencl``, ...) that ship only
+``tvm/backend/<name>/`` and register an entry point in the ``tvm.backends`` group pointing at
+their hook module.  ``import tvm`` imports each hook and calls its ``register()``, which loads
+the backend DSO through :func:`tvm.backend._dso.load_backend_dso` after an ABI check.
+
+Environment:
+  ``TVM_DEVICE_BACKEND_AUTOLOAD=0``  do not load any backend at import;
+  ``TVM_BACKENDS=cuda,vulkan``      load only the listed backends.
+
+A backend that fails to load produces one ``RuntimeWarning`` naming the distribution, version,
+reason and the pip command that fixes it; ``import tvm`` always survives.
+``python -m tvm.backend`` prints the full report.
+"""
+
+# A backend wheel's hook lives in this package but may be installed in another sys.path entry
+# than the core (pip --target, --user, PYTHONPATH), so extend __path__ with every
+# `<entry>/tvm/backend` directory that is a namespace portion (has no __init__.py).
+# pkgutil.extend_path would only search the parent package's path, not sys.path.
+import os as _os
+import sys as _sys
+
+for _entry in _sys.path:
+    _portion = _os.path.join(_entry or _os.getcwd(), "tvm", "backend")
+    if (
+        _portion not in __path__
+        and _os.path.isdir(_portion)
+        and not _os.path.exists(_os.path.join(_portion, "__init__.py"))
+    ):
+        __path__.append(_portion)
+
+from ._discovery import (  # noqa: E402
+    BackendRecord,
+    _discover_at_import,
+    backend_errors,
+    list_backends,
+    load_backends,
+)
+from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
+from ._target import detect_target_from_device  # noqa: E402
+
+__all__ = [
+    "BackendLoadError",
+    "BackendRecord",
+    "backend_errors",
+    "detect_target_from_device",
+    "list_backends",
+    "load_backend_dso",
+    "load_backends",
+]

@@ -1,0 +1,152 @@
+"""Entry-point discovery of backends (group ``tvm.backends``)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _core
+from ._dso import BackendABIError
+
+GROUP = "tvm.backends"
+# Device types of the known backends, for when a hook fails before it can tell us its own.
+_KNOWN_DEVICE_TYPES = {"cuda": (2, 3, 13), "opencl": (4,), "vulkan": (7,), "metal": (8,), "rocm": (10, 11)}
+_FALSY = {"0", "false", "no", "off"}
+
+
+@dataclass
+class BackendRecord:
+    """What discovery found about one backend entry point."""
+
+    name: str
+    module: str
+    distribution: str | None = None
+    version: str | None = None
+    status: str = "pending"  # loaded | failed | disabled | not-allowed | duplicate
+    reason: str | None = None
+    fix: str | None = None
+    hook: Any = field(default=None, repr=False)
+
+
+_RECORDS: dict[str, BackendRecord] = {}
+
+
+def _entry_points() -> list[md.EntryPoint]:
+    if sys.version_info >= (3, 10):
+        return list(md.entry_points(group=GROUP))
+    return list(md.entry_points().get(GROUP, []))  # type: ignore[attr-defined]
+
+
+def _dist_of(ep: md.EntryPoint) -> tuple[str | None, str | None]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    return dist.metadata["Name"], dist.version
+
+
+def _fix_command(record: BackendRecord, abi_mismatch: bool) -> str:
+    dist = record.distribution or f"tvm-runtime-{record.name}"
+    if abi_mismatch:
+        # The meta-package pins a release train whose wheels were tested together.
+        return f'pip install "tvm[{record.name}]=={_core.VERSION}"  (or upgrade both: pip install -U tvm-runtime {dist})'
+    pin = f"=={record.version}" if record.version else ""
+    return f"pip install --force-reinstall --no-deps {dist}{pin}"
+
+
+def _autoload_enabled() -> bool:
+    return os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1").strip().lower() not in _FALSY
+
+
+def _allow_list() -> set[str] | None:
+    raw = os.environ.get("TVM_BACKENDS")
+    if raw is None or not raw.strip():
+        return None
+    return {n.strip().lower() for n in raw.split(",") if n.strip()}
+
+
+def _load_one(record: BackendRecord, ep: md.EntryPoint) -> None:
+    try:
+        hook = importlib.import_module(ep.value.split(":")[0])
+        record.hook = hook
+        register = getattr(hook, "register", None)
+        if register is None:
+            raise AttributeError(f"hook module {ep.value} has no register() function")
+        register()
+        record.status = "loaded"
+    except Exception as err:  # noqa: BLE001 - a broken backend must never break `import tvm`
+        record.status = "failed"
+        record.reason = f"{type(err).__name__}: {err}"
+        record.fix = _fix_command(record, isinstance(err, BackendABIError))
+        _note_failure(record)
+        warnings.warn(
+            f"tvm backend '{record.name}' ({record.distribution or 'unknown distribution'} "
+            f"{record.version or ''}) failed to load: {record.reason}. Fix: {record.fix}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
+def _note_failure(record: BackendRecord) -> None:
+    # Later errors ("no backend for device opencl") then explain why instead of "install it".
+    try:
+        from ..runtime import _ffi_api
+
+        device_types = getattr(record.hook, "DEVICE_TYPES", None) or _KNOWN_DEVICE_TYPES.get(record.name, ())
+        for device_type in device_types:
+            _ffi_api.NoteBackendFailure(device_type, f"{record.reason}; fix: {record.fix}")
+    except Exception:  # noqa: BLE001 - diagnostics only
+        pass
+
+
+def load_backends(force: bool = False) -> dict[str, BackendRecord]:
+    """Discover (and, unless disabled, load) every backend; safe to call more than once.
+
+    ``force=True`` loads backends even when autoload is disabled by the environment.
+    """
+    autoload = force or _autoload_enabled()
+    allow = _allow_list()
+    for ep in _entry_points():
+        name = ep.name.lower()
+        existing = _RECORDS.get(name)
+        if existing is not None and existing.status not in ("disabled", "not-allowed"):
+            if existing.module != ep.value:
+                dist, version = _dist_of(ep)
+                warnings.warn(
+                    f"two distributions provide tvm backend '{name}': "
+                    f"{existing.distribution} and {dist}; using {existing.distribution}. "
+                    f"Uninstall one of them.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            continue
+        dist, version = _dist_of(ep)
+        record = BackendRecord(name=name, module=ep.value, distribution=dist, version=version)
+        _RECORDS[name] = record
+        if not autoload:
+            record.status = "disabled"
+            record.reason = "TVM_DEVICE_BACKEND_AUTOLOAD=0"
+        elif allow is not None and name not in allow:
+            record.status = "not-allowed"
+            record.reason = f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
+        else:
+            _load_one(record, ep)
+    return dict(_RECORDS)
+
+
+def _discover_at_import() -> None:
+    load_backends()
+
+
+def list_backends() -> dict[str, BackendRecord]:
+    """Records of every backend seen by discovery, keyed by name."""
+    return dict(_RECORDS)
+
+
+def backend_errors() -> dict[str, str]:
+    """``{name: reason}`` for backends that failed to load."""
+    return {n: r.reason or "" for n, r in _RECORDS.items() if r.status == "failed"}

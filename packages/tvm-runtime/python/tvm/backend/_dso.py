@@ -1,0 +1,70 @@
+"""Loading a backend DSO: dlopen RTLD_LOCAL, ABI check, explicit registration."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+
+from .. import _core
+
+
+class BackendLoadError(RuntimeError):
+    """A backend DSO could not be loaded or registered; the message says why."""
+
+
+class BackendABIError(BackendLoadError):
+    """A backend was built for an incompatible core ABI."""
+
+
+@dataclass(frozen=True)
+class LoadedDSO:
+    path: str
+    abi_version: int
+
+
+# backend name -> DSO facts, for diagnostics.
+LOADED: dict[str, LoadedDSO] = {}
+_HANDLES: dict[str, ctypes.CDLL] = {}  # keep the libraries referenced for the process lifetime
+
+
+def abi_compatible(backend_version: int, core_version: int) -> bool:
+    """Same major; the backend may not need a newer minor than the core provides."""
+    return (backend_version >> 16) == (core_version >> 16) and (backend_version & 0xFFFF) <= (
+        core_version & 0xFFFF
+    )
+
+
+def load_backend_dso(name: str, path: str | os.PathLike) -> ctypes.CDLL:
+    """Load and register the backend DSO at ``path``; idempotent per backend name."""
+    if name in _HANDLES:
+        return _HANDLES[name]
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise BackendLoadError(f"backend library {path} is missing (incomplete install)")
+    try:
+        # RTLD_LOCAL: backends never interpose each other; they reach the core by SONAME.
+        lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+    except OSError as err:
+        raise BackendLoadError(f"cannot load {path}: {err}") from err
+    try:
+        version_fn = lib.TVMRuntimeBackendABIVersion
+        register_fn = lib.TVMRuntimeBackendRegister
+    except AttributeError as err:
+        raise BackendLoadError(f"{path} is not a tvm-runtime backend (entry points missing)") from err
+    version_fn.restype = ctypes.c_uint32
+    version_fn.argtypes = []
+    backend_abi = int(version_fn())
+    if not abi_compatible(backend_abi, _core.ABI_VERSION):
+        raise BackendABIError(
+            f"built for core ABI {_core.abi_version_str(backend_abi)}, but the installed "
+            f"tvm-runtime {_core.VERSION} provides ABI {_core.abi_version_str(_core.ABI_VERSION)}"
+        )
+    register_fn.restype = ctypes.c_int
+    register_fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    buf = ctypes.create_string_buffer(4096)
+    if register_fn(buf, len(buf)) != 0:
+        raise BackendLoadError(f"registration failed: {buf.value.decode(errors='replace')}")
+    _HANDLES[name] = lib
+    LOADED[name] = LoadedDSO(path=path, abi_version=backend_abi)
+    return lib

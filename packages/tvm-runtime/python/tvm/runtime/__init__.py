@@ -1,0 +1,75 @@
+"""TVM runtime namespace (apache-tvm 0.27 compatible)."""
+
+# isort: skip_file
+from tvm_ffi import Object, Shape as ShapeTuple, convert
+from tvm_ffi._dtype import dtype as DataType
+
+from .device import Device
+from ._tensor import (
+    Tensor,
+    cpu,
+    cuda,
+    device,
+    device_from_target,
+    empty,
+    ext_dev,
+    from_dlpack,
+    hexagon,
+    metal,
+    opencl,
+    rocm,
+    tensor,
+    vpi,
+    vulkan,
+    webgpu,
+)
+from .module import (
+    BenchmarkResult,
+    Module,
+    enabled,
+    load_module,
+    load_static_library,
+    num_threads,
+    system_lib,
+)
+from .params import (
+    load_param_dict,
+    load_param_dict_from_file,
+    save_param_dict,
+    save_param_dict_to_file,
+)
+
+__all__ = [
+    "BenchmarkResult",
+    "DataType",
+    "Device",
+    "Module",
+    "Object",
+    "ShapeTuple",
+    "Tensor",
+    "convert",
+    "cpu",
+    "cuda",
+    "device",
+    "device_from_target",
+    "empty",
+    "enabled",
+    "ext_dev",
+    "from_dlpack",
+    "hexagon",
+    "load_module",
+    "load_param_dict",
+    "load_param_dict_from_file",
+    "load_static_library",
+    "metal",
+    "num_threads",
+    "opencl",
+    "rocm",
+    "save_param_dict",
+    "save_param_dict_to_file",
+    "system_lib",
+    "tensor",
+    "vpi",
+    "vulkan",
+    "webgpu",
+]

@@ -1,0 +1,114 @@
+"""``tvm.runtime.Device``: tvm_ffi's device with apache-tvm's attribute properties."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tvm_ffi
+
+from . import _ffi_api
+
+RPC_SESS_MASK = 128
+
+
+class Device(tvm_ffi.core.Device):
+    """A device (type + index), e.g. ``tvm.opencl(0)``.
+
+    Attribute properties query the backend serving the device type.  ``exist`` is ``False``
+    (never an error) when no backend is installed or its driver is missing.
+    """
+
+    def _GetDeviceAttr(self, device_type: int, device_id: int, attr_id: int) -> Any:  # noqa: N802
+        return _ffi_api.GetDeviceAttr(device_type, device_id, attr_id)
+
+    def _attr(self, kind: int) -> Any:
+        return self._GetDeviceAttr(self.dlpack_device_type(), self.index, kind)
+
+    @property
+    def exist(self) -> bool:
+        """True if a backend serves this device type and the physical device is usable."""
+        return self._attr(0) != 0
+
+    @property
+    def max_threads_per_block(self) -> Any:
+        return self._attr(1)
+
+    @property
+    def warp_size(self) -> Any:
+        return self._attr(2)
+
+    @property
+    def max_shared_memory_per_block(self) -> Any:
+        return self._attr(3)
+
+    @property
+    def compute_version(self) -> Any:
+        return self._attr(4)
+
+    @property
+    def device_name(self) -> Any:
+        return self._attr(5)
+
+    @property
+    def max_clock_rate(self) -> Any:
+        return self._attr(6)
+
+    @property
+    def multi_processor_count(self) -> Any:
+        return self._attr(7)
+
+    @property
+    def max_thread_dimensions(self) -> Any:
+        value = self._attr(8)
+        return json.loads(value) if isinstance(value, str) else value
+
+    @property
+    def api_version(self) -> Any:
+        return self._attr(11)
+
+    @property
+    def driver_version(self) -> Any:
+        return self._attr(12)
+
+    @property
+    def l2_cache_size_bytes(self) -> Any:
+        return self._attr(13)
+
+    @property
+    def total_global_memory(self) -> Any:
+        return self._attr(14)
+
+    @property
+    def available_global_memory(self) -> Any:
+        return self._attr(15)
+
+    def texture_spatial_limit(self) -> Any:
+        # apache-tvm 0.27 reads attribute 12 here as well; kept for script compatibility.
+        return self._attr(12)
+
+    def create_raw_stream(self) -> int:
+        """Create a new stream on this device (free it with ``free_raw_stream``)."""
+        return _ffi_api.Device_StreamCreate(self)
+
+    def free_raw_stream(self, stream: int) -> None:
+        _ffi_api.Device_StreamFree(self, stream)
+
+    def set_raw_stream(self, stream: int) -> None:
+        """Make ``stream`` the current stream of this device for this thread."""
+        _ffi_api.Device_SetStream(self, stream)
+
+    def sync(self, stream: int | None = None) -> None:
+        """Wait until all work queued on ``stream`` (default: the device's default) finished."""
+        _ffi_api.Device_StreamSync(self, stream or 0)
+
+    def __device_type_name__(self) -> str:
+        device_type = self.dlpack_device_type()
+        if device_type >= RPC_SESS_MASK:
+            session = device_type // RPC_SESS_MASK - 1
+            name = Device._DEVICE_TYPE_TO_NAME[device_type % RPC_SESS_MASK]
+            return f"remote[{session}]:{name}"
+        return Device._DEVICE_TYPE_TO_NAME[device_type]
+
+
+tvm_ffi.core._set_class_device(Device)

@@ -1,0 +1,20 @@
+/* Registration steps run once by TVMRuntimeInitialize (init.cc), one per source file. */
+#ifndef TVM_RUNTIME_CORE_CORE_INIT_H_
+#define TVM_RUNTIME_CORE_CORE_INIT_H_
+
+namespace tvm_runtime {
+namespace core {
+
+void RegisterCPUDevice();
+void RegisterDeviceGlobals();
+void RegisterTensorGlobals();
+void RegisterThreadPoolGlobals();
+void RegisterParamsGlobals();
+void RegisterTimeEvaluator();
+void RegisterMissingBackendLoaders();
+void RegisterContextSymbols();
+
+}  // namespace core
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_CORE_CORE_INIT_H_

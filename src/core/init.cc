@@ -1,0 +1,71 @@
+/*
+ * TVMRuntimeInitialize: everything the core registers, run once when `import tvm` loads
+ * libtvm_runtime.so.  Done explicitly (not in static constructors) so that a failure, e.g. a
+ * global that another runtime in the process already registered, becomes a Python exception
+ * instead of an abort while the library is being loaded.
+ */
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/c_api.h>
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "core_init.h"
+#include "device_registry.h"
+
+namespace tvm_runtime {
+namespace core {
+
+// Values written into every library tvm-ffi loads afterwards, when it defines the symbol.
+void RegisterContextSymbols() {
+  struct Entry {
+    const char* name;
+    void* value;
+  };
+  const Entry entries[] = {
+      {"__TVMFFIFunctionCall", reinterpret_cast<void*>(TVMFFIFunctionCall)},
+      {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(TVMFFIEnvModLookupFromImports)},
+      {"__TVMFFIHandleInitOnce", reinterpret_cast<void*>(TVMFFIHandleInitOnce)},
+      {"__TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(TVMFFIErrorSetRaisedFromCStr)},
+      {"__TVMBackendAllocWorkspace", reinterpret_cast<void*>(TVMBackendAllocWorkspace)},
+      {"__TVMBackendFreeWorkspace", reinterpret_cast<void*>(TVMBackendFreeWorkspace)},
+      {"__TVMBackendParallelLaunch", reinterpret_cast<void*>(TVMBackendParallelLaunch)},
+      {"__TVMBackendParallelBarrier", reinterpret_cast<void*>(TVMBackendParallelBarrier)},
+  };
+  for (const Entry& e : entries) Check(TVMFFIEnvModRegisterContextSymbol(e.name, e.value));
+}
+
+}  // namespace core
+}  // namespace tvm_runtime
+
+extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
+  using namespace tvm_runtime::core;
+  static std::mutex mu;
+  static bool done = false;
+  static std::string failure;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!done) {
+    done = true;
+    try {
+      RegisterContextSymbols();
+      RegisterCPUDevice();
+      RegisterDeviceGlobals();
+      RegisterTensorGlobals();
+      RegisterThreadPoolGlobals();
+      RegisterParamsGlobals();
+      RegisterTimeEvaluator();
+      RegisterMissingBackendLoaders();
+    } catch (const ::tvm::ffi::Error& e) {
+      failure = e.kind() + ": " + e.message();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (failure.empty()) return 0;
+  if (err != nullptr && err_len != 0) std::snprintf(err, err_len, "%s", failure.c_str());
+  return 1;
+}
+
+extern "C" TVM_RUNTIME_DLL const char* TVMRuntimeVersion(void) { return TVM_RUNTIME_VERSION; }

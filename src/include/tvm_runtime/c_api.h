@@ -1,0 +1,171 @@
+/*
+ * tvm_runtime/c_api.h -- the versioned C boundary of libtvm_runtime.so.
+ *
+ * Everything that crosses a wheel boundary goes through this header or through tvm-ffi's own
+ * C ABI (tvm/ffi/c_api.h).  No C++ type, vtable or exception ever crosses it, so a backend wheel
+ * built against core 0.1.x keeps working when the core is upgraded within the same ABI major.
+ *
+ * Three groups of symbols live here:
+ *  1. the TVMBackend* functions that TVM-compiled host code calls (their addresses are also
+ *     injected into every loaded library as "context symbols");
+ *  2. the device registry: a backend fills a TVMRuntimeDeviceAPI table and hands it to the core;
+ *  3. the two entry points every backend DSO exports so the Python hook can version-check it
+ *     before anything is registered.
+ *
+ * Error convention for every `int`-returning function pointer below: return 0 on success; on
+ * failure set the error with TVMFFIErrorSetRaisedFromCStr(kind, message) and return -1.  The
+ * core moves that error into a Python exception.
+ */
+#ifndef TVM_RUNTIME_C_API_H_
+#define TVM_RUNTIME_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tvm/ffi/c_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TVM_RUNTIME_DLL __attribute__((visibility("default")))
+
+/*
+ * ABI version of this header.  A backend built against (major, minor) loads on a core with the
+ * same major and a minor >= the backend's: minors only append fields to the end of structs.
+ */
+#define TVM_RUNTIME_ABI_VERSION_MAJOR 1
+#define TVM_RUNTIME_ABI_VERSION_MINOR 0
+#define TVM_RUNTIME_ABI_VERSION \
+  ((uint32_t)((TVM_RUNTIME_ABI_VERSION_MAJOR << 16) | TVM_RUNTIME_ABI_VERSION_MINOR))
+
+/* Alignment every allocation must honour: compiled kernels assume 64-byte aligned data. */
+#define TVM_RUNTIME_ALLOC_ALIGNMENT 64
+
+/* ---------------------------------------------------------------------------------------- */
+/* 1. Functions called by TVM-compiled host code (signatures fixed by apache-tvm 0.27).      */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+  void* sync_handle;
+  int32_t num_task;
+} TVMParallelGroupEnv;
+
+typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* cdata);
+
+TVM_RUNTIME_DLL void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
+                                               int dtype_code_hint, int dtype_bits_hint);
+TVM_RUNTIME_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
+TVM_RUNTIME_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata,
+                                             int num_task);
+TVM_RUNTIME_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 2. Device registry.                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Attribute kinds, numbered as apache-tvm's DeviceAttrKind (Python Device properties rely on it). */
+typedef enum {
+  kTVMRuntimeAttrExist = 0,
+  kTVMRuntimeAttrMaxThreadsPerBlock = 1,
+  kTVMRuntimeAttrWarpSize = 2,
+  kTVMRuntimeAttrMaxSharedMemoryPerBlock = 3,
+  kTVMRuntimeAttrComputeVersion = 4,
+  kTVMRuntimeAttrDeviceName = 5,
+  kTVMRuntimeAttrMaxClockRate = 6,
+  kTVMRuntimeAttrMultiProcessorCount = 7,
+  kTVMRuntimeAttrMaxThreadDimensions = 8,
+  kTVMRuntimeAttrMaxRegistersPerBlock = 9,
+  kTVMRuntimeAttrGcnArch = 10,
+  kTVMRuntimeAttrApiVersion = 11,
+  kTVMRuntimeAttrDriverVersion = 12,
+  kTVMRuntimeAttrL2CacheSizeBytes = 13,
+  kTVMRuntimeAttrTotalGlobalMemory = 14,
+  kTVMRuntimeAttrAvailableGlobalMemory = 15,
+  kTVMRuntimeAttrImagePitchAlignment = 16,
+} TVMRuntimeDeviceAttrKind;
+
+/*
+ * A backend's device API: a table of C function pointers plus an opaque `self`.
+ *
+ * Rules:
+ *  - `struct_size` and `abi_version` come first and are set to sizeof(TVMRuntimeDeviceAPI) and
+ *    TVM_RUNTIME_ABI_VERSION as the backend saw them at compile time.  The core reads only the
+ *    fields that fit in `struct_size`, so new optional fields can be appended in a minor version.
+ *  - "required" pointers must be non-NULL; "optional" ones may be NULL and get the documented
+ *    default.
+ *  - Attribute values are written to `out` as *owned* TVMFFIAny values (for strings create them
+ *    with TVMFFIStringFromByteArray); leave `out` as None (type_index 0) if unsupported.
+ *  - Nothing here may touch a vendor driver before the first call that needs a device; for
+ *    kTVMRuntimeAttrExist a missing driver is reported as 0, not as an error.
+ *  - `data` pointers are opaque handles chosen by the backend (a raw pointer, a cl_mem
+ *    descriptor, ...); the core passes them through unchanged.
+ */
+typedef struct TVMRuntimeDeviceAPI {
+  size_t struct_size;
+  uint32_t abi_version;
+  int32_t device_type; /* DLDeviceType this table serves */
+  const char* name;    /* short lowercase name, e.g. "opencl" */
+  void* self;          /* passed back as the first argument of every call */
+
+  /* required */
+  int (*set_device)(void* self, int32_t device_id);
+  int (*get_attr)(void* self, int32_t device_id, int32_t kind, TVMFFIAny* out);
+  int (*alloc_data)(void* self, int32_t device_id, uint64_t nbytes, uint64_t alignment,
+                    DLDataType type_hint, void** out_data);
+  int (*free_data)(void* self, int32_t device_id, void* data);
+  /* Flat copy of `nbytes`; at least one side is this backend's device, the other may be CPU.
+   * Asynchronous on `stream` is allowed: the core calls stream_sync when it needs the data. */
+  int (*copy_data)(void* self, const void* from, uint64_t from_offset, void* to,
+                   uint64_t to_offset, uint64_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                   DLDataType type_hint, void* stream);
+  /* Wait for all work on `stream` (NULL = the device's default stream). */
+  int (*stream_sync)(void* self, int32_t device_id, void* stream);
+
+  /* optional */
+  int (*stream_create)(void* self, int32_t device_id, void** out_stream); /* NULL: no streams */
+  int (*stream_free)(void* self, int32_t device_id, void* stream);
+  int (*stream_sync_from_to)(void* self, int32_t device_id, void* src, void* dst); /* NULL: sync */
+  /* Workspaces: NULL means the core's per-thread pool on top of alloc_data/free_data. */
+  int (*alloc_workspace)(void* self, int32_t device_id, uint64_t nbytes, DLDataType type_hint,
+                         void** out_data);
+  int (*free_workspace)(void* self, int32_t device_id, void* data);
+  /* Target-detection properties (e.g. Vulkan's "supports_float16"); out None if unknown. */
+  int (*get_target_property)(void* self, int32_t device_id, const char* key, TVMFFIAny* out);
+  /* Human-readable driver state for diagnostics: write an owned string ("" when the driver
+   * loaded fine, otherwise what is missing and how to fix it). */
+  int (*driver_status)(void* self, TVMFFIAny* out);
+} TVMRuntimeDeviceAPI;
+
+/* ABI version of the loaded core (TVM_RUNTIME_ABI_VERSION it was built with). */
+TVM_RUNTIME_DLL uint32_t TVMRuntimeGetABIVersion(void);
+
+/*
+ * Register a device API table.  The core copies the table (so it may live on the stack) and
+ * validates size, version and required pointers.  Registering a device type that is already
+ * served fails unless `allow_override` is non-zero.
+ */
+TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api,
+                                                int allow_override);
+
+/* The registered table for a device type, or NULL if no backend serves it. */
+TVM_RUNTIME_DLL const TVMRuntimeDeviceAPI* TVMRuntimeGetDeviceAPI(int32_t device_type);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 3. Entry points exported by every backend DSO (loaded RTLD_LOCAL by its Python hook).       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Returns TVM_RUNTIME_ABI_VERSION as the backend was compiled. Must not touch any driver. */
+typedef uint32_t (*TVMRuntimeBackendABIVersionFn)(void);
+/* Registers device APIs and module loaders.  Idempotent, never throws; on failure returns
+ * non-zero and writes a NUL-terminated reason into err[0..err_len). */
+typedef int (*TVMRuntimeBackendRegisterFn)(char* err, size_t err_len);
+
+#define TVM_RUNTIME_BACKEND_ABI_VERSION_SYMBOL "TVMRuntimeBackendABIVersion"
+#define TVM_RUNTIME_BACKEND_REGISTER_SYMBOL "TVMRuntimeBackendRegister"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TVM_RUNTIME_C_API_H_ */

@@ -1,0 +1,111 @@
+"""Shared fixtures: the artifact manifest, subprocess helpers and the test-only backend wheels.
+
+Tests run against the *installed* wheels (nox -s tests installs them into a fresh venv); the
+repository's packages/ directory is never put on sys.path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+REPO = Path(os.environ.get("TVM_REPO_ROOT", Path(__file__).resolve().parent.parent))
+ARTIFACTS = REPO / "tests" / "artifacts"
+MANIFEST = json.loads((ARTIFACTS / "manifest.json").read_text())
+
+
+def cases(target: str, kind: str = "kernel") -> list[dict[str, Any]]:
+    return [c for c in MANIFEST["cases"] if c["target"] == target and c["kind_of_case"] == kind]
+
+
+def case(target: str, name: str) -> dict[str, Any]:
+    for c in MANIFEST["cases"]:
+        if c["target"] == target and c["name"] == name:
+            return c
+    raise KeyError(f"{target}/{name}")
+
+
+def run_kernel_call(tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: Any) -> list[tuple[str, Any, np.ndarray]]:
+    """Run one manifest call on ``dev``; returns (key, tensor, expected) per output."""
+    mod = tvm.runtime.load_module(str(ARTIFACTS / case_["file"]))
+    data = np.load(ARTIFACTS / call["npz"])
+    args: list[Any] = []
+    outputs = []
+    for arg in call["args"]:
+        if arg["kind"] == "input":
+            args.append(tvm.runtime.tensor(data[arg["key"]], dev))
+        elif arg["kind"] == "output":
+            out = tvm.runtime.empty(arg["shape"], arg["dtype"], dev)
+            args.append(out)
+            outputs.append((arg["key"], out, data[arg["key"]]))
+        else:
+            args.append(arg["value"])
+    mod[case_["function"]](*args)
+    return outputs
+
+
+def run_python(code: str, env: dict[str, str] | None = None, cwd: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter of this venv (e.g. to test import-time behaviour)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd or "/",
+        timeout=300,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def _build_testdev(out_dir: Path, mode: str) -> Path:
+    """Build the test backend wheel against the installed core (no isolation: uses this venv)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    build_dir = out_dir / f"build-{mode}"
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
+            "--wheel-dir", str(out_dir / mode),
+            f"--config-settings=cmake.define.TESTDEV_MODE={mode}",
+            f"--config-settings=build-dir={build_dir}",
+            str(REPO / "tests" / "testdev"),
+        ],
+        check=True,
+    )
+    (wheel,) = (out_dir / mode).glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def testdev_install(tmp_path_factory: pytest.TempPathFactory):
+    """Factory: install a testdev variant with `pip --target` and return that directory.
+
+    A --target install is a different sys.path entry than the core's site-packages, which is
+    exactly the split layout the backend discovery must support.
+    """
+    root = tmp_path_factory.mktemp("testdev")
+    installed: dict[str, Path] = {}
+
+    def install(mode: str = "normal") -> Path:
+        if mode not in installed:
+            wheel = _build_testdev(root / "wheels", mode)
+            target = root / f"site-{mode}"
+            subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+                check=True,
+            )
+            installed[mode] = target
+        return installed[mode]
+
+    return install

@@ -1,0 +1,187 @@
+"""Backend discovery, the ABI check and failure handling, with the test-only `testdev` backend.
+
+testdev is built in this suite against the installed core (proving the core's CMake package
+works) and installed with `pip --target` (a different sys.path entry than the core).
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_python
+
+PROBE = """
+import warnings, json
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tvm
+records = {n: r.status for n, r in tvm.backend.list_backends().items()}
+print(json.dumps({"warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)],
+                  "status": records, "exist": tvm.ext_dev(0).exist}))
+"""
+
+
+def _probe(site, **env):
+    proc = run_python(PROBE, env={"PYTHONPATH": str(site), **env})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_backend_loads_from_split_install_and_serves_its_device(testdev_install):
+    site = testdev_install("normal")
+    out = _probe(site)
+    assert out["status"]["testdev"] == "loaded"
+    assert out["exist"] is True
+    assert not [w for w in out["warnings"] if "testdev" in w]
+    proc = run_python(
+        """
+        import numpy as np, tvm
+        dev = tvm.ext_dev(0)
+        assert dev.device_name == "testdev0" and dev.max_thread_dimensions == [64, 1, 1]
+        assert tvm.ext_dev(1).exist and not tvm.ext_dev(2).exist
+        a = np.arange(100, dtype="float32")
+        t = tvm.runtime.tensor(a, dev)                      # alloc + host->device
+        u = t.copyto(tvm.ext_dev(1))                        # device->device
+        np.testing.assert_array_equal(u.numpy(), a)         # device->host
+        v = t._create_view((10,), "float32", 40)
+        np.testing.assert_array_equal(v.numpy(), a[10:20])
+        s = dev.create_raw_stream(); assert s != 0
+        dev.set_raw_stream(s); dev.sync(s); dev.free_raw_stream(s)
+        assert tvm.backend.detect_target_from_device(dev) == {"kind": "testdev", "max_num_threads": 64}
+        assert tvm.get_global_func("runtime.GetDeviceTargetProperty")(dev, "supports_float16") is True
+        print("ok")
+        """,
+        env={"PYTHONPATH": str(site)},
+    )
+    assert proc.stdout.strip() == "ok"
+
+
+def test_workspace_on_backend_device_goes_through_c_table(testdev_install):
+    site = testdev_install("normal")
+    proc = run_python(
+        """
+        import ctypes, tvm
+        lib = ctypes.CDLL(None)
+        alloc = lib.TVMBackendAllocWorkspace
+        alloc.restype = ctypes.c_void_p
+        alloc.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
+        free = lib.TVMBackendFreeWorkspace
+        free.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        p1 = alloc(12, 0, 1000, 2, 32); p2 = alloc(12, 0, 5000, 2, 32)
+        assert p1 and p2 and p1 % 64 == 0 and p2 % 64 == 0
+        assert free(12, 0, p2) == 0 and free(12, 0, p1) == 0
+        p3 = alloc(12, 0, 900, 2, 32)
+        assert p3 == p1, "a freed block of the right size is reused"
+        assert free(12, 0, p3) == 0
+        assert free(12, 0, 12345) != 0, "freeing a foreign pointer is an error, not a crash"
+        assert not alloc(12, 7, 10, 2, 32), "a bad device id fails cleanly"
+        print("ok")
+        """,
+        env={"PYTHONPATH": str(site)},
+    )
+    assert proc.stdout.strip() == "ok"
+
+
+def test_barrier_semantics(testdev_install):
+    site = testdev_install("normal")
+    proc = run_python(
+        """
+        import tvm
+        from tvm.backend.testdev import barrier_check
+        assert barrier_check(0, 300) == 0
+        assert barrier_check(2, 300) == 0
+        assert barrier_check(1, 10) == 0
+        print("ok")
+        """,
+        env={"PYTHONPATH": str(site), "TVM_NUM_THREADS": "4"},
+    )
+    assert proc.stdout.strip() == "ok"
+
+
+def test_autoload_disabled(testdev_install):
+    out = _probe(testdev_install("normal"), TVM_DEVICE_BACKEND_AUTOLOAD="0")
+    assert out["status"]["testdev"] == "disabled"
+    assert out["exist"] is False
+    assert all(status == "disabled" for status in out["status"].values())
+
+
+def test_allow_list(testdev_install):
+    site = testdev_install("normal")
+    out = _probe(site, TVM_BACKENDS="cuda")
+    assert out["status"]["testdev"] == "not-allowed" and out["exist"] is False
+    out = _probe(site, TVM_BACKENDS="testdev")
+    assert out["status"]["testdev"] == "loaded" and out["exist"] is True
+
+
+def test_abi_mismatch_is_one_clear_warning(testdev_install):
+    out = _probe(testdev_install("abi_mismatch"))
+    assert out["status"]["testdev"] == "failed"
+    assert out["exist"] is False
+    msgs = [w for w in out["warnings"] if "testdev" in w]
+    assert len(msgs) == 1
+    msg = msgs[0]
+    assert "tvm-runtime-testdev 0.1.0" in msg  # distribution and version
+    assert "core ABI 99.0" in msg and "1.0" in msg  # both versions
+    assert "pip install" in msg  # the fix
+
+
+def test_registration_failure_is_a_warning_and_later_errors_say_why(testdev_install):
+    site = testdev_install("register_fails")
+    out = _probe(site)
+    assert out["status"]["testdev"] == "failed"
+    msgs = [w for w in out["warnings"] if "testdev" in w]
+    assert len(msgs) == 1 and "simulated driver initialisation failure" in msgs[0]
+    proc = run_python(
+        """
+        import warnings; warnings.simplefilter("ignore")
+        import tvm
+        try:
+            tvm.runtime.empty((2,), "float32", tvm.ext_dev(0))
+        except RuntimeError as e:
+            print(e)
+        """,
+        env={"PYTHONPATH": str(site)},
+    )
+    assert "failed to load" in proc.stdout and "simulated driver initialisation failure" in proc.stdout
+
+
+def test_broken_entry_point_never_breaks_import(tmp_path):
+    dist = tmp_path / "tvm_runtime_broken-1.2.3.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tvm-runtime-broken\nVersion: 1.2.3\n")
+    (dist / "entry_points.txt").write_text("[tvm.backends]\nbroken = tvm.backend.does_not_exist\n")
+    out = _probe(tmp_path)
+    assert out["status"]["broken"] == "failed"
+    (msg,) = [w for w in out["warnings"] if "broken" in w]
+    assert "tvm-runtime-broken 1.2.3" in msg and "ModuleNotFoundError" in msg and "pip install" in msg
+
+
+def test_diagnostics_command_lists_backend(testdev_install):
+    site = testdev_install("normal")
+    proc = run_python("import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
+                      env={"PYTHONPATH": str(site)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    (entry,) = [b for b in report["backends"] if b["name"] == "testdev"]
+    assert entry["status"] == "loaded"
+    assert entry["distribution"] == "tvm-runtime-testdev" and entry["version"] == "0.1.0"
+    assert entry["abi_version"] == "1.0"
+    assert entry["library"].endswith("libtvm_runtime_testdev.so") and str(site) in entry["library"]
+    (types,) = entry["device_types"]
+    assert types["name"] == "ext_dev" and len(types["devices"]) == 2
+    assert types["devices"][0]["target"]["kind"] == "testdev"
+    assert report["core"]["version"] == "0.1.0" and report["conflicts"] == []
+    text = run_python("import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+                      env={"PYTHONPATH": str(site)}).stdout
+    assert "testdev" in text and "loaded" in text and "ext_dev:1" in text
+
+
+def test_diagnostics_reports_foreign_tvm_distribution(tmp_path):
+    dist = tmp_path / "apache_tvm-0.27.0.post1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: apache-tvm\nVersion: 0.27.0.post1\n")
+    (dist / "top_level.txt").write_text("tvm\n")
+    (dist / "RECORD").write_text("tvm/__init__.py,,\n")
+    proc = run_python("import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+                      env={"PYTHONPATH": str(tmp_path)}, check=False)
+    assert proc.returncode == 1
+    assert "CONFLICT" in proc.stdout and "apache-tvm 0.27.0.post1" in proc.stdout and "pip uninstall" in proc.stdout

@@ -1,0 +1,134 @@
+"""The apache-tvm 0.27 runtime Python API, on the CPU device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+
+
+def test_device_constructors_and_attributes():
+    assert tvm.device("cpu", 0) == tvm.cpu(0)
+    assert isinstance(tvm.cpu(0), tvm.runtime.Device)
+    assert tvm.device("opencl:1") == tvm.opencl(1)
+    assert (tvm.cuda(2).dlpack_device_type(), tvm.cuda(2).index) == (2, 2)
+    assert (tvm.vulkan().dlpack_device_type(), tvm.metal().dlpack_device_type(), tvm.rocm().dlpack_device_type()) == (7, 8, 10)
+    assert tvm.cpu(0).exist is True
+    assert tvm.cpu(0).total_global_memory > 0
+    assert tvm.cpu(0).available_global_memory > 0
+    assert tvm.cpu(0).warp_size is None  # not meaningful for CPU: None, like apache-tvm
+
+
+def test_device_of_unserved_type_does_not_exist():
+    # Metal/ROCm have no backend wheel here: exist is False, never an error.
+    assert tvm.metal(0).exist is False
+    assert tvm.rocm(0).exist is False
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"])
+def test_tensor_roundtrip(dtype):
+    rng = np.random.default_rng(0)
+    arr = (rng.standard_normal((3, 5)) * 10).astype(dtype)
+    t = tvm.runtime.tensor(arr)
+    assert isinstance(t, tvm.runtime.Tensor)
+    assert tuple(t.shape) == (3, 5)
+    assert str(t.dtype) == dtype
+    np.testing.assert_array_equal(t.numpy(), arr)
+    assert t.data_ptr() % 64 == 0, "kernels assume 64-byte aligned data"
+
+
+def test_empty_copyfrom_copyto_setitem():
+    arr = np.arange(12, dtype="float32").reshape(3, 4)
+    t = tvm.runtime.empty((3, 4), "float32", tvm.cpu(0))
+    t.copyfrom(arr)
+    np.testing.assert_array_equal(t.numpy(), arr)
+    u = t.copyto(tvm.cpu(0))
+    np.testing.assert_array_equal(u.numpy(), arr)
+    w = tvm.runtime.empty((3, 4), "float32")
+    t.copyto(w)
+    np.testing.assert_array_equal(w.numpy(), arr)
+    w[:] = np.ones((3, 4), "float32")
+    np.testing.assert_array_equal(w.numpy(), 1)
+    t.copyfrom(w)
+    np.testing.assert_array_equal(t.numpy(), 1)
+    # Lists and non-contiguous arrays are converted.
+    t.copyfrom(arr.T.copy().T)
+    t.copyfrom([[1, 2, 3, 4]] * 3)
+    assert t.numpy()[2, 3] == 4
+
+
+def test_copyfrom_shape_mismatch_raises():
+    t = tvm.runtime.empty((2, 2), "float32")
+    with pytest.raises(ValueError, match="shape"):
+        t.copyfrom(np.zeros((3,), "float32"))
+
+
+def test_views_share_storage():
+    t = tvm.runtime.tensor(np.arange(16, dtype="int32"))
+    v = t._create_view((2, 4), "int32", relative_byte_offset=16)
+    np.testing.assert_array_equal(v.numpy(), np.arange(4, 12).reshape(2, 4))
+    with pytest.raises(ValueError, match="does not fit"):
+        t._create_view((20,), "int32")
+
+
+def test_from_dlpack_zero_copy():
+    # from_dlpack requires 64-byte aligned data (kernels assume it): carve an aligned window.
+    raw = np.zeros(64 + 16, dtype="float32")
+    start = (-raw.ctypes.data % 64) // 4
+    arr = raw[start : start + 64]
+    assert arr.ctypes.data % 64 == 0
+    t = tvm.runtime.from_dlpack(arr)
+    arr[0] = 42
+    assert t.numpy()[0] == 42
+
+
+def test_params_roundtrip(tmp_path):
+    params = {"w": np.arange(6, dtype="float32").reshape(2, 3), "b": np.array([1, 2], dtype="int64")}
+    blob = tvm.runtime.save_param_dict(params)
+    loaded = tvm.runtime.load_param_dict(blob)
+    assert set(loaded) == {"w", "b"}
+    for k, v in params.items():
+        np.testing.assert_array_equal(loaded[k].numpy(), v)
+    path = tmp_path / "p.bin"
+    tvm.runtime.save_param_dict_to_file(params, str(path))
+    assert path.read_bytes() == blob
+    np.testing.assert_array_equal(tvm.runtime.load_param_dict_from_file(path)["w"].numpy(), params["w"])
+    with pytest.raises(ValueError, match="params"):
+        tvm.runtime.load_param_dict(blob[:-5])
+
+
+def test_global_functions_and_enabled():
+    assert tvm.get_global_func("runtime.GetDeviceAttr") is not None
+    assert tvm.runtime.enabled("llvm") and tvm.runtime.enabled("cpu")
+    assert not tvm.runtime.enabled("metal")
+    assert tvm.runtime.num_threads() >= 1
+
+    @tvm.register_global_func("testing.add_one", override=True)
+    def add_one(x):
+        return x + 1
+
+    assert tvm.get_global_func("testing.add_one")(41) == 42
+
+
+def test_streams_on_cpu():
+    dev = tvm.cpu(0)
+    stream = dev.create_raw_stream()
+    dev.sync(stream)
+    dev.sync()
+    dev.free_raw_stream(stream)
+
+
+def test_load_module_missing_file():
+    with pytest.raises(FileNotFoundError):
+        tvm.runtime.load_module("/nonexistent/model.so")
+
+
+def test_runtime_namespace_matches_apache_tvm_027():
+    for name in ("Device", "Tensor", "Module", "tensor", "empty", "load_module", "from_dlpack", "cpu", "cuda",
+                 "opencl", "vulkan", "metal", "rocm", "vpi", "ext_dev", "enabled", "num_threads", "system_lib",
+                 "save_param_dict", "load_param_dict", "ShapeTuple", "DataType", "Object", "convert", "device"):
+        assert hasattr(tvm.runtime, name), name
+    for name in ("device", "cpu", "cuda", "opencl", "vulkan", "metal", "rocm", "get_global_func", "register_global_func"):
+        assert hasattr(tvm, name), name
+    assert tvm.runtime.ShapeTuple is tvm_ffi.Shape
