@@ -50,9 +50,7 @@ def _install_system_deps(session: nox.Session) -> None:
 
 def _wheelhouse_complete() -> bool:
     names = {p.name.split("-")[0] for p in WHEELHOUSE.glob("*.whl")}
-    wanted = {"tvm_runtime", "tvm"} | {
-        Path(p).name.replace("-", "_") for p in _existing_backends()
-    }
+    wanted = {"tvm_runtime", "tvm"} | {Path(p).name.replace("-", "_") for p in _existing_backends()}
     return wanted <= names
 
 
@@ -139,7 +137,9 @@ def lint(session: nox.Session) -> None:
     session.run("clang-format", "--dry-run", "--Werror", *sources)
 
 
-def _venv_python(session: nox.Session, name: str, *requirements: str, wheelhouse: list[str] | None = None) -> str:
+def _venv_python(
+    session: nox.Session, name: str, *requirements: str, wheelhouse: list[str] | None = None
+) -> str:
     """Create a venv under .nox/bench-<name> and return its interpreter."""
     path = ROOT / ".nox" / f"bench-{name}"
     shutil.rmtree(path, ignore_errors=True)
@@ -148,7 +148,18 @@ def _venv_python(session: nox.Session, name: str, *requirements: str, wheelhouse
     if requirements:
         session.run(python, "-m", "pip", "install", "--quiet", *requirements, external=True)
     if wheelhouse:
-        session.run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(WHEELHOUSE), *wheelhouse, external=True)
+        session.run(
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--find-links",
+            str(WHEELHOUSE),
+            *wheelhouse,
+            external=True,
+        )
     return python
 
 
@@ -166,19 +177,28 @@ def bench(session: nox.Session) -> None:
     session.run(
         "python",
         str(ROOT / "benchmarks" / "core_bench.py"),
-        "--ours-python", ours,
-        "--ours-backends-python", ours_all,
-        "--floor-python", floor,
-        "--apache-python", apache,
-        "--artifact", str(artifacts / "cpu" / "tiny_add.so"),
-        "--npz", str(artifacts / "cpu" / "tiny_add.npz"),
-        "--out", str(RESULTS / "core_bench.json"),
-        "--markdown", str(RESULTS / "core_bench.md"),
+        "--ours-python",
+        ours,
+        "--ours-backends-python",
+        ours_all,
+        "--floor-python",
+        floor,
+        "--apache-python",
+        apache,
+        "--artifact",
+        str(artifacts / "cpu" / "tiny_add.so"),
+        "--npz",
+        str(artifacts / "cpu" / "tiny_add.npz"),
+        "--out",
+        str(RESULTS / "core_bench.json"),
+        "--markdown",
+        str(RESULTS / "core_bench.md"),
     )
     if (ROOT / "benchmarks" / "opencl_bench.py").exists():
         session.run(
             ours_all,
             str(ROOT / "benchmarks" / "opencl_bench.py"),
-            "--json", str(RESULTS / "opencl_bench.json"),
+            "--json",
+            str(RESULTS / "opencl_bench.json"),
             external=True,
         )

@@ -77,9 +77,13 @@ def check(wheelhouse: Path) -> list[str]:
             if not tags.startswith("py3-none-") or tags.endswith("-any"):
                 errors.append(f"{wheel.name}: native wheel must be py3-none-<platform>, is {tags}")
             if dist == "tvm_runtime":
-                for required in ("tvm/__init__.py", "tvm/backend/__init__.py", "tvm/lib/libtvm_runtime.so",
-                                 "tvm/include/tvm_runtime/c_api.h",
-                                 "tvm/share/cmake/tvm_runtime/tvm_runtime-config.cmake"):
+                for required in (
+                    "tvm/__init__.py",
+                    "tvm/backend/__init__.py",
+                    "tvm/lib/libtvm_runtime.so",
+                    "tvm/include/tvm_runtime/c_api.h",
+                    "tvm/share/cmake/tvm_runtime/tvm_runtime-config.cmake",
+                ):
                     if required not in files:
                         errors.append(f"{wheel.name}: missing {required}")
             else:

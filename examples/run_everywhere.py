@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 import tvm
 
 DEVICES = {"cpu": tvm.cpu, "opencl": tvm.opencl, "vulkan": tvm.vulkan, "cuda": tvm.cuda}
@@ -45,7 +46,9 @@ def run_case(case: dict, root: Path, dev: tvm.runtime.Device) -> tuple[bool, flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--artifacts", default=str(Path(__file__).resolve().parent.parent / "tests" / "artifacts"))
+    parser.add_argument(
+        "--artifacts", default=str(Path(__file__).resolve().parent.parent / "tests" / "artifacts")
+    )
     args = parser.parse_args()
     root = Path(args.artifacts)
     manifest = json.loads((root / "manifest.json").read_text())
@@ -54,7 +57,9 @@ def main() -> int:
     for target, make_device in DEVICES.items():
         dev = make_device(0)
         if not dev.exist:
-            print(f"{str(dev):<10} {'-':<16} {'skipped':<8} (no backend or driver: see python -m tvm.backend)")
+            print(
+                f"{str(dev):<10} {'-':<16} {'skipped':<8} (no backend or driver: see python -m tvm.backend)"
+            )
             continue
         for case in manifest["cases"]:
             if case["target"] != target or case["kind_of_case"] != "kernel":

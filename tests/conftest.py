@@ -33,7 +33,9 @@ def case(target: str, name: str) -> dict[str, Any]:
     raise KeyError(f"{target}/{name}")
 
 
-def run_kernel_call(tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: Any) -> list[tuple[str, Any, np.ndarray]]:
+def run_kernel_call(
+    tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: Any
+) -> list[tuple[str, Any, np.ndarray]]:
     """Run one manifest call on ``dev``; returns (key, tensor, expected) per output."""
     mod = tvm.runtime.load_module(str(ARTIFACTS / case_["file"]))
     data = np.load(ARTIFACTS / call["npz"])
@@ -52,7 +54,9 @@ def run_kernel_call(tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: 
     return outputs
 
 
-def run_python(code: str, env: dict[str, str] | None = None, cwd: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, env: dict[str, str] | None = None, cwd: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter of this venv (e.g. to test import-time behaviour)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
@@ -65,7 +69,9 @@ def run_python(code: str, env: dict[str, str] | None = None, cwd: str | None = N
         timeout=300,
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        raise AssertionError(
+            f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
     return proc
 
 
@@ -75,8 +81,15 @@ def _build_testdev(out_dir: Path, mode: str) -> Path:
     build_dir = out_dir / f"build-{mode}"
     subprocess.run(
         [
-            sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
-            "--wheel-dir", str(out_dir / mode),
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--wheel-dir",
+            str(out_dir / mode),
             f"--config-settings=cmake.define.TESTDEV_MODE={mode}",
             f"--config-settings=build-dir={build_dir}",
             str(REPO / "tests" / "testdev"),
@@ -102,7 +115,17 @@ def testdev_install(tmp_path_factory: pytest.TempPathFactory):
             wheel = _build_testdev(root / "wheels", mode)
             target = root / f"site-{mode}"
             subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--target",
+                    str(target),
+                    str(wheel),
+                ],
                 check=True,
             )
             installed[mode] = target

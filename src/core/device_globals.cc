@@ -2,9 +2,9 @@
  * Device-level globals used by the Python API and by compiled host code:
  * attributes, streams, __tvm_set_device, runtime.RuntimeEnabled and diagnostics helpers.
  */
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/device.h>
 #include <tvm/ffi/dtype.h>
-#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>

@@ -75,8 +75,7 @@ void Validate(const TVMRuntimeDeviceAPI* api) {
   }
   if (!api->set_device || !api->get_attr || !api->alloc_data || !api->free_data ||
       !api->copy_data || !api->stream_sync) {
-    ThrowError("ValueError", std::string("device API table for '") +
-                                 (api->name ? api->name : "?") +
+    ThrowError("ValueError", std::string("device API table for '") + (api->name ? api->name : "?") +
                                  "' lacks a required function");
   }
 }
@@ -148,11 +147,11 @@ TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api,
     const TVMRuntimeDeviceAPI* existing = reg.slots[api->device_type].load();
     if (existing != nullptr && !allow_override) {
       delete copy;
-      tvm_runtime::backend::ThrowError(
-          "RuntimeError", "device type " + DeviceTypeName(api->device_type) +
-                              " is already served by backend '" +
-                              (existing->name ? existing->name : "?") +
-                              "'; is a second copy of the backend installed?");
+      tvm_runtime::backend::ThrowError("RuntimeError",
+                                       "device type " + DeviceTypeName(api->device_type) +
+                                           " is already served by backend '" +
+                                           (existing->name ? existing->name : "?") +
+                                           "'; is a second copy of the backend installed?");
     }
     // An overridden table is deliberately leaked: other threads may still be reading it.
     reg.slots[api->device_type].store(copy, std::memory_order_release);

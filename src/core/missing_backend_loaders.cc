@@ -38,8 +38,8 @@ constexpr KindInfo kDeviceKinds[] = {
 };
 
 [[noreturn]] void ThrowMissing(const KindInfo& info) {
-  std::string prefix = std::string("Cannot load the '") + info.kind +
-                       "' module embedded in this artifact: ";
+  std::string prefix =
+      std::string("Cannot load the '") + info.kind + "' module embedded in this artifact: ";
   if (info.device_type == 0) backend::ThrowError("RuntimeError", prefix + info.note + ".");
   try {
     RequireDevice(info.device_type);
@@ -59,9 +59,10 @@ void RegisterMissingBackendLoaders() {
     std::string name = std::string("ffi.Module.load_from_bytes.") + info.kind;
     if (::tvm::ffi::Function::GetGlobal(name).has_value()) continue;  // a real loader exists
     const KindInfo* captured = &info;
-    ::tvm::ffi::Function::SetGlobal(
-        name, ::tvm::ffi::Function::FromPacked(
-                  [captured](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) { ThrowMissing(*captured); }));
+    ::tvm::ffi::Function::SetGlobal(name, ::tvm::ffi::Function::FromPacked(
+                                              [captured](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) {
+                                                ThrowMissing(*captured);
+                                              }));
   }
 }
 

@@ -5,11 +5,11 @@
  *   tensor record: u64 kTensorMagic; u64 reserved; i32 device_type(=CPU); i32 device_id;
  *                  i32 ndim; DLDataType; ndim x i64 shape; i64 nbytes; raw little-endian data
  */
-#include <tvm/ffi/device.h>
-#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/device.h>
+#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
@@ -48,8 +48,7 @@ void PutString(std::string* out, const std::string& s) {
 
 Tensor Allocate(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) {
   static auto alloc = ::tvm::ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
-  return alloc(::tvm::ffi::Shape(shape), dtype, dev, ::tvm::ffi::Optional<String>())
-      .cast<Tensor>();
+  return alloc(::tvm::ffi::Shape(shape), dtype, dev, ::tvm::ffi::Optional<String>()).cast<Tensor>();
 }
 
 void CopyToHost(const Tensor& t, void* dst, uint64_t nbytes) {
@@ -66,7 +65,8 @@ void WriteTensor(std::string* out, const Tensor& t) {
   Put<int32_t>(out, 0);
   Put<int32_t>(out, t.GetDLTensorPtr()->ndim);
   Put<DLDataType>(out, t.GetDLTensorPtr()->dtype);
-  for (int i = 0; i < t.GetDLTensorPtr()->ndim; ++i) Put<int64_t>(out, t.GetDLTensorPtr()->shape[i]);
+  for (int i = 0; i < t.GetDLTensorPtr()->ndim; ++i)
+    Put<int64_t>(out, t.GetDLTensorPtr()->shape[i]);
   Put<int64_t>(out, static_cast<int64_t>(nbytes));
   size_t at = out->size();
   out->resize(at + nbytes);

@@ -2,10 +2,10 @@
  * Tensor globals of apache-tvm's runtime API (runtime.TVMTensor*): allocation on any registered
  * device, byte copies to/from host memory, device copies and views.
  */
-#include <tvm/ffi/device.h>
-#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/device.h>
+#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/reflection/registry.h>
@@ -76,18 +76,17 @@ void CopyBytes(DLTensor* t, void* host, int64_t nbytes, bool to_tensor) {
   RequireContiguous(t, "tensor");
   uint64_t expect = ::tvm::ffi::GetDataSize(*t);
   if (nbytes < 0 || static_cast<uint64_t>(nbytes) != expect) {
-    backend::ThrowError("ValueError", "byte size mismatch: tensor holds " +
-                                          std::to_string(expect) + " bytes, buffer has " +
-                                          std::to_string(nbytes));
+    backend::ThrowError("ValueError", "byte size mismatch: tensor holds " + std::to_string(expect) +
+                                          " bytes, buffer has " + std::to_string(nbytes));
   }
   if (expect == 0) return;
   const TVMRuntimeDeviceAPI& api = RequireDevice(t->device.device_type);
   if (to_tensor) {
-    Check(api.copy_data(api.self, host, 0, t->data, t->byte_offset, expect, kHostDevice,
-                        t->device, t->dtype, nullptr));
+    Check(api.copy_data(api.self, host, 0, t->data, t->byte_offset, expect, kHostDevice, t->device,
+                        t->dtype, nullptr));
   } else {
-    Check(api.copy_data(api.self, t->data, t->byte_offset, host, 0, expect, t->device,
-                        kHostDevice, t->dtype, nullptr));
+    Check(api.copy_data(api.self, t->data, t->byte_offset, host, 0, expect, t->device, kHostDevice,
+                        t->dtype, nullptr));
   }
   Check(api.stream_sync(api.self, t->device.device_id, nullptr));
 }
@@ -135,11 +134,10 @@ Tensor CreateView(Tensor source, Shape shape, DLDataType dtype, uint64_t relativ
   uint64_t view_bytes = ::tvm::ffi::GetDataSize(proto);
   uint64_t source_bytes = ::tvm::ffi::GetDataSize(*source.GetDLTensorPtr());
   if (relative_byte_offset + view_bytes > source_bytes) {
-    backend::ThrowError("ValueError", "view of " + std::to_string(view_bytes) +
-                                          " bytes at offset " +
-                                          std::to_string(relative_byte_offset) +
-                                          " does not fit in a tensor of " +
-                                          std::to_string(source_bytes) + " bytes");
+    backend::ThrowError("ValueError",
+                        "view of " + std::to_string(view_bytes) + " bytes at offset " +
+                            std::to_string(relative_byte_offset) + " does not fit in a tensor of " +
+                            std::to_string(source_bytes) + " bytes");
   }
   proto.byte_offset += relative_byte_offset;
   // Compiled kernels require byte_offset == 0: on the host fold the offset into the pointer.

@@ -99,7 +99,9 @@ class ThreadPool {
     pending_.store(concurrency_ - 1, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-      { std::lock_guard<std::mutex> lock(mu_); }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+      }
       cv_.notify_all();
     }
     RunTask(0);

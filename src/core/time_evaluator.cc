@@ -53,7 +53,8 @@ void FlushCache(std::vector<char>* buf) {
   f.CallPacked(args, &rv);  // warm-up
   sync();
   std::vector<char> flush_buf;
-  if (cfg.flush_cache) flush_buf.resize(static_cast<size_t>(std::max<int64_t>(cfg.cache_flush_bytes, 1 << 20)));
+  if (cfg.flush_cache)
+    flush_buf.resize(static_cast<size_t>(std::max<int64_t>(cfg.cache_flush_bytes, 1 << 20)));
   std::vector<double> results;
   results.reserve(std::max(cfg.repeat, 0));
   int number = std::max(cfg.number, 1);
@@ -94,7 +95,8 @@ Function MakeTimeEvaluator(Optional<Module> mod, const std::string& name, int de
   if (mod.has_value()) {
     Optional<Function> found = mod.value()->GetFunction(String(name), /*query_imports=*/true);
     if (!found.has_value()) {
-      backend::ThrowError("AttributeError", "time_evaluator: module has no function '" + name + "'");
+      backend::ThrowError("AttributeError",
+                          "time_evaluator: module has no function '" + name + "'");
     }
     f = found.value();
   } else {
@@ -117,9 +119,8 @@ Function MakeTimeEvaluator(Optional<Module> mod, const std::string& name, int de
                  repeats_to_cooldown,
                  cache_flush_bytes,
                  !f_preproc.empty() || cache_flush_bytes > 0};
-  return Function::FromPacked([f, cfg](::tvm::ffi::PackedArgs args, ::tvm::ffi::Any* rv) {
-    *rv = Evaluate(f, cfg, args);
-  });
+  return Function::FromPacked(
+      [f, cfg](::tvm::ffi::PackedArgs args, ::tvm::ffi::Any* rv) { *rv = Evaluate(f, cfg, args); });
 }
 
 }  // namespace

@@ -157,8 +157,11 @@ def test_broken_entry_point_never_breaks_import(tmp_path):
 
 def test_diagnostics_command_lists_backend(testdev_install):
     site = testdev_install("normal")
-    proc = run_python("import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
-                      env={"PYTHONPATH": str(site)}, check=False)
+    proc = run_python(
+        "import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
+        env={"PYTHONPATH": str(site)},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     (entry,) = [b for b in report["backends"] if b["name"] == "testdev"]
@@ -170,8 +173,10 @@ def test_diagnostics_command_lists_backend(testdev_install):
     assert types["name"] == "ext_dev" and len(types["devices"]) == 2
     assert types["devices"][0]["target"]["kind"] == "testdev"
     assert report["core"]["version"] == "0.1.0" and report["conflicts"] == []
-    text = run_python("import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
-                      env={"PYTHONPATH": str(site)}).stdout
+    text = run_python(
+        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+        env={"PYTHONPATH": str(site)},
+    ).stdout
     assert "testdev" in text and "loaded" in text and "ext_dev:1" in text
 
 
@@ -181,7 +186,14 @@ def test_diagnostics_reports_foreign_tvm_distribution(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: apache-tvm\nVersion: 0.27.0.post1\n")
     (dist / "top_level.txt").write_text("tvm\n")
     (dist / "RECORD").write_text("tvm/__init__.py,,\n")
-    proc = run_python("import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
-                      env={"PYTHONPATH": str(tmp_path)}, check=False)
+    proc = run_python(
+        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+        env={"PYTHONPATH": str(tmp_path)},
+        check=False,
+    )
     assert proc.returncode == 1
-    assert "CONFLICT" in proc.stdout and "apache-tvm 0.27.0.post1" in proc.stdout and "pip uninstall" in proc.stdout
+    assert (
+        "CONFLICT" in proc.stdout
+        and "apache-tvm 0.27.0.post1" in proc.stdout
+        and "pip uninstall" in proc.stdout
+    )

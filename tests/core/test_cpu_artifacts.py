@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 import tvm
 from conftest import ARTIFACTS, case, cases, run_kernel_call
 
@@ -17,7 +18,9 @@ def test_cpu_artifact_matches_numpy(case_):
         outputs = run_kernel_call(tvm, case_, call, tvm.cpu(0))
         assert outputs
         for key, out, expected in outputs:
-            np.testing.assert_allclose(out.numpy(), expected, rtol=case_["rtol"], atol=case_["atol"], err_msg=key)
+            np.testing.assert_allclose(
+                out.numpy(), expected, rtol=case_["rtol"], atol=case_["atol"], err_msg=key
+            )
 
 
 def test_required_artifact_kinds_are_covered():
@@ -32,7 +35,7 @@ def test_symbolic_shape_called_with_two_sizes_on_one_module():
     c = case("cpu", "dyn_muladd")
     sizes = set()
     for call in c["calls"]:
-        for key, out, expected in run_kernel_call(tvm, c, call, tvm.cpu(0)):
+        for _key, out, expected in run_kernel_call(tvm, c, call, tvm.cpu(0)):
             sizes.add(out.shape[0])
             np.testing.assert_allclose(out.numpy(), expected, rtol=c["rtol"], atol=c["atol"])
     assert len(sizes) == 2
@@ -65,7 +68,7 @@ def test_parallel_kernel_with_several_thread_counts():
 def test_workspace_kernel_repeated_calls_reuse_pool():
     c = case("cpu", "workspace")
     for _ in range(50):
-        for key, out, expected in run_kernel_call(tvm, c, c["calls"][0], tvm.cpu(0)):
+        for _key, out, expected in run_kernel_call(tvm, c, c["calls"][0], tvm.cpu(0)):
             np.testing.assert_allclose(out.numpy(), expected, rtol=c["rtol"], atol=c["atol"])
 
 

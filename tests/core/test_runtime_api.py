@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tvm
 import tvm_ffi
+
+import tvm
 
 
 def test_device_constructors_and_attributes():
@@ -13,7 +14,11 @@ def test_device_constructors_and_attributes():
     assert isinstance(tvm.cpu(0), tvm.runtime.Device)
     assert tvm.device("opencl:1") == tvm.opencl(1)
     assert (tvm.cuda(2).dlpack_device_type(), tvm.cuda(2).index) == (2, 2)
-    assert (tvm.vulkan().dlpack_device_type(), tvm.metal().dlpack_device_type(), tvm.rocm().dlpack_device_type()) == (7, 8, 10)
+    assert (
+        tvm.vulkan().dlpack_device_type(),
+        tvm.metal().dlpack_device_type(),
+        tvm.rocm().dlpack_device_type(),
+    ) == (7, 8, 10)
     assert tvm.cpu(0).exist is True
     assert tvm.cpu(0).total_global_memory > 0
     assert tvm.cpu(0).available_global_memory > 0
@@ -26,7 +31,9 @@ def test_device_of_unserved_type_does_not_exist():
     assert tvm.rocm(0).exist is False
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"]
+)
 def test_tensor_roundtrip(dtype):
     rng = np.random.default_rng(0)
     arr = (rng.standard_normal((3, 5)) * 10).astype(dtype)
@@ -125,10 +132,44 @@ def test_load_module_missing_file():
 
 
 def test_runtime_namespace_matches_apache_tvm_027():
-    for name in ("Device", "Tensor", "Module", "tensor", "empty", "load_module", "from_dlpack", "cpu", "cuda",
-                 "opencl", "vulkan", "metal", "rocm", "vpi", "ext_dev", "enabled", "num_threads", "system_lib",
-                 "save_param_dict", "load_param_dict", "ShapeTuple", "DataType", "Object", "convert", "device"):
+    for name in (
+        "Device",
+        "Tensor",
+        "Module",
+        "tensor",
+        "empty",
+        "load_module",
+        "from_dlpack",
+        "cpu",
+        "cuda",
+        "opencl",
+        "vulkan",
+        "metal",
+        "rocm",
+        "vpi",
+        "ext_dev",
+        "enabled",
+        "num_threads",
+        "system_lib",
+        "save_param_dict",
+        "load_param_dict",
+        "ShapeTuple",
+        "DataType",
+        "Object",
+        "convert",
+        "device",
+    ):
         assert hasattr(tvm.runtime, name), name
-    for name in ("device", "cpu", "cuda", "opencl", "vulkan", "metal", "rocm", "get_global_func", "register_global_func"):
+    for name in (
+        "device",
+        "cpu",
+        "cuda",
+        "opencl",
+        "vulkan",
+        "metal",
+        "rocm",
+        "get_global_func",
+        "register_global_func",
+    ):
         assert hasattr(tvm, name), name
     assert tvm.runtime.ShapeTuple is tvm_ffi.Shape

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 WHEELHOUSE = os.environ.get("TVM_WHEELHOUSE")

@@ -56,15 +56,15 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
 TVM_RUNTIME_DLL void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
                                                int dtype_code_hint, int dtype_bits_hint);
 TVM_RUNTIME_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
-TVM_RUNTIME_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata,
-                                             int num_task);
+TVM_RUNTIME_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 TVM_RUNTIME_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
 
 /* ---------------------------------------------------------------------------------------- */
 /* 2. Device registry.                                                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Attribute kinds, numbered as apache-tvm's DeviceAttrKind (Python Device properties rely on it). */
+/* Attribute kinds, numbered as apache-tvm's DeviceAttrKind (Python Device properties rely on it).
+ */
 typedef enum {
   kTVMRuntimeAttrExist = 0,
   kTVMRuntimeAttrMaxThreadsPerBlock = 1,
@@ -116,9 +116,9 @@ typedef struct TVMRuntimeDeviceAPI {
   int (*free_data)(void* self, int32_t device_id, void* data);
   /* Flat copy of `nbytes`; at least one side is this backend's device, the other may be CPU.
    * Asynchronous on `stream` is allowed: the core calls stream_sync when it needs the data. */
-  int (*copy_data)(void* self, const void* from, uint64_t from_offset, void* to,
-                   uint64_t to_offset, uint64_t nbytes, DLDevice dev_from, DLDevice dev_to,
-                   DLDataType type_hint, void* stream);
+  int (*copy_data)(void* self, const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
+                   uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,
+                   void* stream);
   /* Wait for all work on `stream` (NULL = the device's default stream). */
   int (*stream_sync)(void* self, int32_t device_id, void* stream);
 
@@ -145,8 +145,7 @@ TVM_RUNTIME_DLL uint32_t TVMRuntimeGetABIVersion(void);
  * validates size, version and required pointers.  Registering a device type that is already
  * served fails unless `allow_override` is non-zero.
  */
-TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api,
-                                                int allow_override);
+TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api, int allow_override);
 
 /* The registered table for a device type, or NULL if no backend serves it. */
 TVM_RUNTIME_DLL const TVMRuntimeDeviceAPI* TVMRuntimeGetDeviceAPI(int32_t device_type);

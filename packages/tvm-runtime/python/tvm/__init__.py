@@ -9,7 +9,8 @@ what is installed and working.
 
 # isort: skip_file
 from . import _core
-from ._core import VERSION as __version__
+
+__version__ = _core.VERSION
 
 from tvm_ffi import (
     Object,
@@ -41,6 +42,7 @@ _warn_if_mixed_install()
 backend._discover_at_import()
 
 __all__ = [
+    "__version__",
     "Device",
     "Object",
     "Tensor",

@@ -65,11 +65,11 @@ inline void RegisterDeviceAPI(const TVMRuntimeDeviceAPI& table) {
 }  // namespace backend
 }  // namespace tvm_runtime
 
-#define TVM_RUNTIME_DEFINE_BACKEND_ENTRY(RegisterFn)                                           \
-  extern "C" TVM_RUNTIME_DLL uint32_t TVMRuntimeBackendABIVersion(void) {                     \
-    return TVM_RUNTIME_ABI_VERSION;                                                            \
-  }                                                                                            \
-  extern "C" TVM_RUNTIME_DLL int TVMRuntimeBackendRegister(char* err, size_t err_len) {       \
+#define TVM_RUNTIME_DEFINE_BACKEND_ENTRY(RegisterFn)                                        \
+  extern "C" TVM_RUNTIME_DLL uint32_t TVMRuntimeBackendABIVersion(void) {                   \
+    return TVM_RUNTIME_ABI_VERSION;                                                         \
+  }                                                                                         \
+  extern "C" TVM_RUNTIME_DLL int TVMRuntimeBackendRegister(char* err, size_t err_len) {     \
     return ::tvm_runtime::backend::RunRegistrationOnce([] { RegisterFn(); }, err, err_len); \
   }
 

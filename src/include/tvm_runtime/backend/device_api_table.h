@@ -105,9 +105,8 @@ inline TVMRuntimeDeviceAPI MakeDeviceAPITable(DeviceBackend* impl, int32_t devic
         [&] { detail::WriteAny(detail::Self(self)->GetTargetProperty(dev, key), out); });
   };
   t.driver_status = [](void* self, TVMFFIAny* out) {
-    return GuardCall([&] {
-      detail::WriteAny(::tvm::ffi::String(detail::Self(self)->DriverStatus()), out);
-    });
+    return GuardCall(
+        [&] { detail::WriteAny(::tvm::ffi::String(detail::Self(self)->DriverStatus()), out); });
   };
   return t;
 }

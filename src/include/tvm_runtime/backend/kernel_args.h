@@ -40,9 +40,8 @@ inline ArgKind ClassifyArg(DLDataType t, const std::string& kernel, size_t index
     if (t.code == kDLFloat && t.bits == 64) return ArgKind::kFloat64;
   }
   ThrowError("TypeError", "kernel '" + kernel + "' argument " + std::to_string(index) +
-                              " has unsupported type (code " + std::to_string(t.code) +
-                              ", bits " + std::to_string(t.bits) + ", lanes " +
-                              std::to_string(t.lanes) + ")");
+                              " has unsupported type (code " + std::to_string(t.code) + ", bits " +
+                              std::to_string(t.bits) + ", lanes " + std::to_string(t.lanes) + ")");
 }
 
 /* Size in bytes of the value a kernel parameter of this kind occupies. */
@@ -91,7 +90,8 @@ class KernelArgs {
   KernelArgs() = default;
   KernelArgs(const std::vector<DLDataType>& arg_types, const std::string& kernel) {
     kinds_.reserve(arg_types.size());
-    for (size_t i = 0; i < arg_types.size(); ++i) kinds_.push_back(ClassifyArg(arg_types[i], kernel, i));
+    for (size_t i = 0; i < arg_types.size(); ++i)
+      kinds_.push_back(ClassifyArg(arg_types[i], kernel, i));
   }
   size_t size() const { return kinds_.size(); }
   ArgKind kind(size_t i) const { return kinds_[i]; }

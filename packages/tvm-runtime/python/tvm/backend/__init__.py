@@ -32,7 +32,7 @@ for _entry in _sys.path:
 
 from ._discovery import (  # noqa: E402
     BackendRecord,
-    _discover_at_import,
+    _discover_at_import,  # noqa: F401  (called by tvm/__init__.py)
     backend_errors,
     list_backends,
     load_backends,

@@ -14,9 +14,10 @@ def _fmt_device(d: dict[str, Any]) -> str:
         parts.append(str(d["device_name"]))
     if "target" in d:
         target = d["target"]
-        parts.append("target: " + " ".join(
-            [str(target.get("kind"))] + [f"-{k}={v}" for k, v in target.items() if k != "kind"]
-        ))
+        parts.append(
+            "target: "
+            + " ".join([str(target.get("kind"))] + [f"-{k}={v}" for k, v in target.items() if k != "kind"])
+        )
     return "  ".join(parts)
 
 

@@ -53,7 +53,10 @@ def _fix_command(record: BackendRecord, abi_mismatch: bool) -> str:
     dist = record.distribution or f"tvm-runtime-{record.name}"
     if abi_mismatch:
         # The meta-package pins a release train whose wheels were tested together.
-        return f'pip install "tvm[{record.name}]=={_core.VERSION}"  (or upgrade both: pip install -U tvm-runtime {dist})'
+        return (
+            f'pip install "tvm[{record.name}]=={_core.VERSION}"'
+            f"  (or upgrade both: pip install -U tvm-runtime {dist})"
+        )
     pin = f"=={record.version}" if record.version else ""
     return f"pip install --force-reinstall --no-deps {dist}{pin}"
 

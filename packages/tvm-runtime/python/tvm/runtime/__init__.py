@@ -2,7 +2,7 @@
 
 # isort: skip_file
 from tvm_ffi import Object, Shape as ShapeTuple, convert
-from tvm_ffi._dtype import dtype as DataType
+from tvm_ffi._dtype import dtype as DataType  # noqa: N812  (apache-tvm name)
 
 from .device import Device
 from ._tensor import (

@@ -85,9 +85,7 @@ class Tensor(tvm_ffi.core.Tensor):
                     f"array must be array_like data, type {type(source_array)} is not supported"
                 ) from err
         if source_array.shape != shape:
-            raise ValueError(
-                f"array shape do not match the shape of Tensor {source_array.shape} vs {shape}"
-            )
+            raise ValueError(f"array shape do not match the shape of Tensor {source_array.shape} vs {shape}")
         target = np.dtype(_numpy_dtype(dtype))
         if source_array.dtype != target or not source_array.flags["C_CONTIGUOUS"]:
             source_array = np.ascontiguousarray(source_array, dtype=target)
@@ -119,9 +117,7 @@ class Tensor(tvm_ffi.core.Tensor):
         _ffi_api.TVMTensorCopyFromTo(self, target)
         return target
 
-    def _create_view(
-        self, shape: Any, dtype: str | None = None, relative_byte_offset: int = 0
-    ) -> Tensor:
+    def _create_view(self, shape: Any, dtype: str | None = None, relative_byte_offset: int = 0) -> Tensor:
         """A tensor sharing this tensor's memory, with another shape/dtype and byte offset."""
         if dtype is None:
             dtype = self.dtype
@@ -161,7 +157,9 @@ def tensor(arr: Any, device: Any = None, mem_scope: str | None = None) -> Tensor
     elif not isinstance(arr, (np.ndarray, np.generic)):
         arr = np.array(arr)
     device = device or cpu(0)
-    return empty(arr.shape, str(arr.dtype) if arr.dtype != np.bool_ else "bool", device, mem_scope).copyfrom(arr)
+    return empty(arr.shape, str(arr.dtype) if arr.dtype != np.bool_ else "bool", device, mem_scope).copyfrom(
+        arr
+    )
 
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
