@@ -8,10 +8,6 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
-#include <cstdio>
-#include <mutex>
-#include <string>
-
 #include "core_init.h"
 #include "device_registry.h"
 
@@ -42,30 +38,18 @@ void RegisterContextSymbols() {
 
 extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
   using namespace tvm_runtime::core;
-  static std::mutex mu;
-  static bool done = false;
-  static std::string failure;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!done) {
-    done = true;
-    try {
-      RegisterContextSymbols();
-      RegisterCPUDevice();
-      RegisterDeviceGlobals();
-      RegisterTensorGlobals();
-      RegisterThreadPoolGlobals();
-      RegisterParamsGlobals();
-      RegisterTimeEvaluator();
-      RegisterMissingBackendLoaders();
-    } catch (const ::tvm::ffi::Error& e) {
-      failure = e.kind() + ": " + e.message();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-  }
-  if (failure.empty()) return 0;
-  if (err != nullptr && err_len != 0) std::snprintf(err, err_len, "%s", failure.c_str());
-  return 1;
+  return tvm_runtime::backend::RunOnceAndReport(
+      [] {
+        RegisterContextSymbols();
+        RegisterCPUDevice();
+        RegisterDeviceGlobals();
+        RegisterTensorGlobals();
+        RegisterThreadPoolGlobals();
+        RegisterParamsGlobals();
+        RegisterTimeEvaluator();
+        RegisterMissingBackendLoaders();
+      },
+      err, err_len);
 }
 
 extern "C" TVM_RUNTIME_DLL const char* TVMRuntimeVersion(void) { return TVM_RUNTIME_VERSION; }

@@ -15,46 +15,29 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
-#include <cstdio>
-#include <mutex>
 #include <string>
 
 namespace tvm_runtime {
 namespace backend {
 
+/* Runs a backend's registration once, after checking the loaded core's ABI version. */
 template <typename F>
 int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
-  // A plain mutex rather than std::call_once: call_once pulls in pthread_once@GLIBC_2.34 and
-  // would raise the wheel's manylinux floor for no benefit.
-  static std::mutex mu;
-  static bool done = false;
-  static std::string failure;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!done) {
-    done = true;
-    try {
-      // The core checks the table version too, but comparing here gives a better message.
-      uint32_t core = TVMRuntimeGetABIVersion();
-      if ((core >> 16) != TVM_RUNTIME_ABI_VERSION_MAJOR ||
-          (core & 0xFFFF) < TVM_RUNTIME_ABI_VERSION_MINOR) {
-        failure = "backend was built for core ABI " +
-                  std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
-                  std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR) + " but the loaded core has " +
-                  std::to_string(core >> 16) + "." + std::to_string(core & 0xFFFF);
-      } else {
+  return RunOnceAndReport(
+      [&] {
+        // The Python hook checks the version too; checking here covers direct C users.
+        uint32_t core = TVMRuntimeGetABIVersion();
+        if ((core >> 16) != TVM_RUNTIME_ABI_VERSION_MAJOR ||
+            (core & 0xFFFF) < TVM_RUNTIME_ABI_VERSION_MINOR) {
+          ThrowError("RuntimeError", "backend was built for core ABI " +
+                                         std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
+                                         std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR) +
+                                         " but the loaded core has " + std::to_string(core >> 16) +
+                                         "." + std::to_string(core & 0xFFFF));
+        }
         body();
-      }
-    } catch (const ::tvm::ffi::Error& e) {
-      failure = e.kind() + ": " + e.message();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    } catch (...) {
-      failure = "unknown C++ exception during registration";
-    }
-  }
-  if (failure.empty()) return 0;
-  if (err != nullptr && err_len != 0) std::snprintf(err, err_len, "%s", failure.c_str());
-  return 1;
+      },
+      err, err_len);
 }
 
 /* Registers `table` with the core, rethrowing its error as C++ (for use inside the body). */

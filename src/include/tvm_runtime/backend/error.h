@@ -11,7 +11,9 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/error.h>
 
+#include <cstdio>
 #include <exception>
+#include <mutex>
 #include <string>
 
 namespace tvm_runtime {
@@ -50,6 +52,36 @@ inline void ThrowRaised() {
 
 inline void CheckCall(int rc) {
   if (rc != 0) ThrowRaised();
+}
+
+/*
+ * Runs `body` at most once per process (per F) and reports the outcome as text: 0 on success,
+ * otherwise 1 with the reason in err[0..err_len).  Used by the explicit initialisers of the core
+ * and of every backend, which must never throw or abort the interpreter.
+ */
+template <typename F>
+int RunOnceAndReport(F&& body, char* err, size_t err_len) noexcept {
+  // A plain mutex rather than std::call_once: call_once pulls in pthread_once@GLIBC_2.34 and
+  // would raise the wheel's manylinux floor for no benefit.
+  static std::mutex mu;
+  static bool done = false;
+  static std::string failure;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!done) {
+    done = true;
+    try {
+      body();
+    } catch (const ::tvm::ffi::Error& e) {
+      failure = e.kind() + ": " + e.message();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "unknown C++ exception";
+    }
+  }
+  if (failure.empty()) return 0;
+  if (err != nullptr && err_len != 0) std::snprintf(err, err_len, "%s", failure.c_str());
+  return 1;
 }
 
 }  // namespace backend
