@@ -173,3 +173,19 @@ def test_runtime_namespace_matches_apache_tvm_027():
     ):
         assert hasattr(tvm, name), name
     assert tvm.runtime.ShapeTuple is tvm_ffi.Shape
+
+
+def test_params_written_by_apache_tvm_027_load():
+    # apache027_params.bin: apache-tvm 0.27.0.post1's save_param_dict of apache027_params.npz:
+    #   rng = np.random.default_rng(7); weight f32 (4,3), bias arange(5) i64, half f16 (6,)
+    from conftest import ARTIFACTS
+
+    blob = (ARTIFACTS / "params" / "apache027_params.bin").read_bytes()
+    expected = np.load(ARTIFACTS / "params" / "apache027_params.npz")
+    loaded = tvm.runtime.load_param_dict(blob)
+    assert set(loaded) == set(expected.files)
+    for name in expected.files:
+        assert str(loaded[name].dtype) == str(expected[name].dtype)
+        np.testing.assert_array_equal(loaded[name].numpy(), expected[name])
+    # Our writer produces the same bytes for the same dict (same format, same order).
+    assert tvm.runtime.save_param_dict({k: loaded[k] for k in ("weight", "bias", "half")}) == blob
