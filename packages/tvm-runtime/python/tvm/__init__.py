@@ -8,6 +8,9 @@ what is installed and working.
 """
 
 # isort: skip_file
+# tvm_ffi first: it loads libtvm_ffi.so RTLD_GLOBAL, which the core DSO links against.
+import tvm_ffi  # noqa: F401
+
 from . import _core
 
 __version__ = _core.VERSION

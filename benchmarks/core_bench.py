@@ -1,0 +1,846 @@
+"""Core benchmark of the split ``tvm-runtime`` wheel (run by ``nox -s bench``).
+
+Measures, each in fresh child processes of separate virtual environments:
+
+* ``import tvm`` wall time (subprocess, and in-process ``perf_counter`` delta)
+  and resident memory right after the import, for our core wheel, our core
+  wheel plus backend wheels (optional), the ``import tvm_ffi`` floor and
+  apache-tvm 0.27.0.post1. ``python -c pass`` is measured in every venv as the
+  interpreter start-up baseline.
+* Per-call overhead of a tiny CPU kernel (``tests/artifacts/cpu/tiny_add.so``)
+  called from Python, ours vs apache-tvm on the same artifact (plus the bare
+  ``tvm_ffi`` call path as the floor, for reference).
+
+Variants are interleaved (A B C D, then D C B A, ...) to cancel the drift of a
+noisy shared machine. The results go to a JSON file (machine info, package
+versions, every series summarised as median / p10 / p90, and a ``targets``
+section) and optionally to a markdown table. This is a benchmark, not a test:
+the exit status is 0 whether or not the targets are met, unless
+``--fail-on-target`` is given.
+
+Targets (from the issue): in-process ``import tvm`` median <= 1.15x the
+``import tvm_ffi`` floor; RSS after import <= floor + 10 MB (10**6 bytes);
+tiny-kernel call median <= 1.05x apache-tvm.
+
+The orchestrating process uses the standard library only; the children need
+numpy (call benchmark) and the package under test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _stats import median, ratio, summarize
+
+IMPORT_TIME_LIMIT = 1.15  # x the tvm_ffi floor (in-process medians)
+RSS_DELTA_LIMIT_MB = 10.0  # MB above the tvm_ffi floor
+CALL_RATIO_LIMIT = 1.05  # x apache-tvm (medians)
+
+KB_TO_MB = 1024 / 1e6  # /proc reports "kB" meaning KiB; we report MB = 10**6 bytes
+
+# Child for the import benchmark. It imports nothing but the builtin ``time``
+# before the measured statement and reads /proc with builtins only, so the
+# measured import and the RSS are not polluted by helper modules.
+_IMPORT_CHILD = """\
+import time
+_t0 = time.perf_counter()
+{stmt}
+_t1 = time.perf_counter()
+_st = {{}}
+with open("/proc/self/status") as _f:
+    for _line in _f:
+        if _line.startswith(("VmRSS:", "VmHWM:")):
+            _k, _v = _line.split(":", 1)
+            _st[_k] = int(_v.split()[0])
+print(repr({{"import_s": _t1 - _t0, "rss_kb": _st["VmRSS"], "hwm_kb": _st["VmHWM"]}}))
+"""
+
+# Child for the call benchmark. argv[1] is a JSON spec (see _call_spec).
+_CALL_CHILD = """\
+import gc
+import json
+import sys
+import time
+
+import numpy as np
+
+spec = json.loads(sys.argv[1])
+data = np.load(spec["npz"])
+keep = []  # numpy buffers that back tvm_ffi tensors (floor variant)
+
+if spec["api"] == "tvm":
+    import tvm
+
+    mod = tvm.runtime.load_module(spec["artifact"])
+
+    def to_dev(x):
+        return tvm.runtime.tensor(x)
+
+    def empty(shape, dtype):
+        return tvm.runtime.empty(tuple(shape), dtype)
+
+    def to_np(t):
+        return t.numpy()
+else:
+    import tvm_ffi
+
+    mod = tvm_ffi.load_module(spec["artifact"])
+
+    def to_dev(x):
+        x = np.ascontiguousarray(x).copy()
+        keep.append(x)
+        return tvm_ffi.from_dlpack(x)
+
+    def empty(shape, dtype):
+        return to_dev(np.empty(tuple(shape), dtype))
+
+    def to_np(t):
+        return np.from_dlpack(t)
+
+f = mod[spec["function"]]
+args = []
+outputs = []
+for a in spec["args"]:
+    if a["kind"] == "input":
+        args.append(to_dev(data[a["key"]]))
+    else:
+        t = empty(a["shape"], a["dtype"])
+        args.append(t)
+        outputs.append((a["key"], t))
+args = tuple(args)
+
+
+def check(when):
+    for key, t in outputs:
+        got = to_np(t)
+        want = data[key]
+        tol = {"rtol": spec["rtol"], "atol": spec["atol"]}
+        if got.shape != want.shape or not np.allclose(got, want, **tol):
+            raise SystemExit(f"WRONG RESULT ({when}) for {key!r}: {got!r} != {want!r}")
+
+
+f(*args)
+check("first call")
+for _ in range(spec["warmup"]):
+    f(*args)
+
+rng = range(spec["iters"])
+per_call_ns = []
+loop_ns = []
+gc.disable()
+if len(args) == 3:
+    a, b, c = args
+    for _ in range(spec["blocks"]):
+        t0 = time.perf_counter_ns()
+        for _ in rng:
+            f(a, b, c)
+        per_call_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
+else:
+    for _ in range(spec["blocks"]):
+        t0 = time.perf_counter_ns()
+        for _ in rng:
+            f(*args)
+        per_call_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
+for _ in range(3):
+    t0 = time.perf_counter_ns()
+    for _ in rng:
+        pass
+    loop_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
+gc.enable()
+check("after timing")
+print(json.dumps({"per_call_ns": per_call_ns, "loop_ns": min(loop_ns)}))
+"""
+
+# Child that describes a venv without importing the package under test.
+_PROBE_CHILD = """\
+import importlib.metadata as md
+import importlib.util
+import json
+import platform
+import sys
+
+pkgs = {}
+for d in md.distributions():
+    name = d.metadata["Name"] or ""
+    low = name.lower()
+    if "tvm" in low or low == "numpy":
+        pkgs[name] = d.version
+origins = {}
+for mod in ("tvm", "tvm_ffi"):
+    s = importlib.util.find_spec(mod)
+    origins[mod] = s.origin if s is not None else None
+print(json.dumps({
+    "executable": sys.executable,
+    "python_version": platform.python_version(),
+    "implementation": platform.python_implementation(),
+    "packages": dict(sorted(pkgs.items())),
+    "module_origins": origins,
+}))
+"""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One venv under test."""
+
+    key: str  # JSON key: floor / ours / ours_backends / apache
+    label: str  # column title
+    python: str  # interpreter of the venv
+    import_stmt: str  # statement whose cost is measured
+    call_api: str  # "tvm" or "tvm_ffi": how the call child drives the artifact
+
+
+def _child_env() -> dict[str, str]:
+    """Environment for children: no PYTHON* overrides, no user site-packages.
+
+    Dropping ``PYTHONDONTWRITEBYTECODE`` matters: with it set and no ``.pyc``
+    cached, every run would recompile the imported sources.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _run_child(argv: Sequence[str], cwd: str, env: dict[str, str]) -> tuple[float, str]:
+    """Run a child; return (wall seconds, stdout). Raise with its stderr on failure."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout)[-4000:]
+        raise RuntimeError(f"child failed (rc={proc.returncode}): {' '.join(argv[:2])} ...\n{tail}")
+    return wall, proc.stdout
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise RuntimeError("child printed nothing")
+    return lines[-1]
+
+
+def _interleaved(items: Sequence[Any], rounds: int) -> list[tuple[int, Any]]:
+    """Schedule ``rounds`` passes over ``items``, every other reversed (ABBA)."""
+    order: list[tuple[int, Any]] = []
+    for r in range(rounds):
+        seq = list(items) if r % 2 == 0 else list(reversed(items))
+        order.extend((r, it) for it in seq)
+    return order
+
+
+def _paired_ratio(xs: Sequence[float], refs: Sequence[float]) -> float:
+    """Median of per-round ratios ``xs[i] / refs[i]`` (same interleaved round)."""
+    if len(xs) != len(refs):
+        raise ValueError("paired series differ in length")
+    return median(ratio(x, r) for x, r in zip(xs, refs))
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------- instruction counts
+
+
+def _callgrind_instructions(argv: Sequence[str], cwd: str, env: dict[str, str]) -> int | None:
+    """Instructions executed by a child under valgrind's callgrind (None if valgrind is absent).
+
+    Wall time on a shared 2-core VM moves by +-10% between runs; instruction counts are
+    repeatable for the same binaries and inputs, so they show the real import-cost ratio.
+    """
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.NamedTemporaryFile(prefix="cg.", dir=cwd) as out:
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"valgrind failed: {proc.stderr[-2000:]}")
+    match = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
+    return int(match.group(1)) if match else None
+
+
+def bench_instructions(variants: Sequence[Variant], cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    """Instructions of `import` per variant, minus the interpreter start-up (`python -c pass`)."""
+    out: dict[str, Any] = {}
+    for v in variants:
+        startup = _callgrind_instructions([v.python, "-c", "pass"], cwd, env)
+        total = _callgrind_instructions([v.python, "-c", v.import_stmt], cwd, env)
+        if startup is None or total is None:
+            return {}
+        out[v.key] = {"startup": startup, "total": total, "import": total - startup}
+    floor = out["floor"]["import"]
+    for entry in out.values():
+        entry["ratio_vs_floor"] = round(entry["import"] / floor, 4)
+    return out
+
+
+# --------------------------------------------------------------- import / RSS
+
+
+def bench_import(
+    variants: Sequence[Variant], runs: int, warmup: int, cwd: str, env: dict[str, str]
+) -> dict[str, dict[str, list[float]]]:
+    """Run ``pass`` and the import statement of each variant in fresh processes.
+
+    Returns raw series per variant: ``subprocess_ms``, ``inprocess_ms``, ``rss_mb``,
+    ``hwm_mb`` for the import, and ``startup_ms`` / ``startup_rss_mb`` for ``pass``.
+    """
+    jobs = [(v, mode) for v in variants for mode in ("pass", "import")]
+    raw: dict[str, dict[str, list[float]]] = {
+        v.key: {
+            k: []
+            for k in (
+                "subprocess_ms",
+                "inprocess_ms",
+                "rss_mb",
+                "hwm_mb",
+                "startup_ms",
+                "startup_rss_mb",
+            )
+        }
+        for v in variants
+    }
+    schedule = _interleaved(jobs, warmup + runs)
+    t_start = time.perf_counter()
+    for i, (rnd, (v, mode)) in enumerate(schedule):
+        stmt = "pass" if mode == "pass" else v.import_stmt
+        wall, out = _run_child([v.python, "-c", _IMPORT_CHILD.format(stmt=stmt)], cwd, env)
+        rec = ast.literal_eval(_last_line(out))
+        if rnd < warmup:
+            continue
+        series = raw[v.key]
+        if mode == "pass":
+            series["startup_ms"].append(wall * 1e3)
+            series["startup_rss_mb"].append(rec["rss_kb"] * KB_TO_MB)
+        else:
+            series["subprocess_ms"].append(wall * 1e3)
+            series["inprocess_ms"].append(rec["import_s"] * 1e3)
+            series["rss_mb"].append(rec["rss_kb"] * KB_TO_MB)
+            series["hwm_mb"].append(rec["hwm_kb"] * KB_TO_MB)
+        if (i + 1) % (len(jobs) * 5) == 0:
+            _log(f"  import: {i + 1}/{len(schedule)} children, {time.perf_counter() - t_start:.0f}s")
+    return raw
+
+
+def summarize_import(raw: dict[str, dict[str, list[float]]], floor_key: str) -> dict[str, Any]:
+    """Summaries, ratios vs the floor and per-round paired ratios."""
+    out: dict[str, Any] = {}
+    floor = raw[floor_key]
+    for key, series in raw.items():
+        summ = {name: summarize(vals).to_dict(4) for name, vals in series.items()}
+        entry: dict[str, Any] = {"series": summ}
+        entry["import_above_startup_ms"] = round(
+            median(series["subprocess_ms"]) - median(series["startup_ms"]), 4
+        )
+        entry["ratio_vs_floor"] = {
+            "inprocess_median": round(
+                ratio(median(series["inprocess_ms"]), median(floor["inprocess_ms"])), 4
+            ),
+            "inprocess_paired_median": round(
+                _paired_ratio(series["inprocess_ms"], floor["inprocess_ms"]),
+                4,
+            ),
+            "inprocess_p10": round(
+                ratio(
+                    summarize(series["inprocess_ms"]).p10,
+                    summarize(floor["inprocess_ms"]).p10,
+                ),
+                4,
+            ),
+            "subprocess_median": round(
+                ratio(median(series["subprocess_ms"]), median(floor["subprocess_ms"])),
+                4,
+            ),
+            "above_startup_median": round(
+                ratio(
+                    median(series["subprocess_ms"]) - median(series["startup_ms"]),
+                    median(floor["subprocess_ms"]) - median(floor["startup_ms"]),
+                ),
+                4,
+            ),
+        }
+        entry["rss_delta_vs_floor_mb"] = round(median(series["rss_mb"]) - median(floor["rss_mb"]), 4)
+        entry["hwm_delta_vs_floor_mb"] = round(median(series["hwm_mb"]) - median(floor["hwm_mb"]), 4)
+        out[key] = entry
+    return out
+
+
+# --------------------------------------------------------------- call overhead
+
+
+def _call_spec(artifact: Path, npz: Path, manifest: Path | None) -> dict[str, Any]:
+    """Return function name, argument order and tolerances of the artifact.
+
+    Taken from the manifest when it lists the artifact, else tiny_add's layout.
+    """
+    spec: dict[str, Any] = {
+        "artifact": str(artifact.resolve()),
+        "npz": str(npz.resolve()),
+        "function": artifact.stem,
+        "args": [
+            {"kind": "input", "key": "a"},
+            {"kind": "input", "key": "b"},
+            {"kind": "output", "key": "c", "shape": [4], "dtype": "float32"},
+        ],
+        "rtol": 1e-6,
+        "atol": 1e-6,
+    }
+    if manifest is None or not manifest.is_file():
+        _log(f"  note: no manifest at {manifest}; assuming inputs a, b and output c")
+        return spec
+    doc = json.loads(manifest.read_text())
+    base = manifest.parent.resolve()
+    for case in doc.get("cases", []):
+        if (base / case["file"]).resolve() != artifact.resolve():
+            continue
+        call = next(
+            (c for c in case["calls"] if (base / c["npz"]).resolve() == npz.resolve()),
+            case["calls"][0],
+        )
+        spec.update(
+            function=case["function"],
+            args=call["args"],
+            rtol=case.get("rtol", spec["rtol"]),
+            atol=case.get("atol", spec["atol"]),
+        )
+        spec["manifest_case"] = case["name"]
+        return spec
+    _log(f"  note: {artifact} not in {manifest}; assuming inputs a, b and output c")
+    return spec
+
+
+def bench_call(
+    variants: Sequence[Variant],
+    spec: dict[str, Any],
+    rounds: int,
+    cwd: str,
+    env: dict[str, str],
+) -> dict[str, dict[str, Any]]:
+    """Run interleaved call-benchmark children; pool per-call ns of every block."""
+    raw: dict[str, dict[str, Any]] = {
+        v.key: {"per_call_ns": [], "child_medians_ns": [], "loop_ns": []} for v in variants
+    }
+    schedule = _interleaved(variants, rounds)
+    t_start = time.perf_counter()
+    for i, (_, v) in enumerate(schedule):
+        child_spec = dict(spec, api=v.call_api)
+        _, out = _run_child([v.python, "-c", _CALL_CHILD, json.dumps(child_spec)], cwd, env)
+        rec = json.loads(_last_line(out))
+        raw[v.key]["per_call_ns"].extend(rec["per_call_ns"])
+        raw[v.key]["child_medians_ns"].append(median(rec["per_call_ns"]))
+        raw[v.key]["loop_ns"].append(rec["loop_ns"])
+        if (i + 1) % len(variants) == 0:
+            _log(f"  call: round {(i + 1) // len(variants)}/{rounds}, {time.perf_counter() - t_start:.0f}s")
+    return raw
+
+
+def summarize_call(raw: dict[str, dict[str, Any]], ref_key: str) -> dict[str, Any]:
+    """Summaries of the per-call times and ratios vs the ``ref_key`` variant."""
+    out: dict[str, Any] = {}
+    ref = raw[ref_key]
+    for key, r in raw.items():
+        out[key] = {
+            "per_call_ns": summarize(r["per_call_ns"]).to_dict(3),
+            "child_medians_ns": summarize(r["child_medians_ns"]).to_dict(3),
+            "python_loop_ns": round(median(r["loop_ns"]), 3),
+            "ratio_vs_apache_median": round(ratio(median(r["per_call_ns"]), median(ref["per_call_ns"])), 4),
+            "ratio_vs_apache_p10": round(
+                ratio(
+                    summarize(r["per_call_ns"]).p10,
+                    summarize(ref["per_call_ns"]).p10,
+                ),
+                4,
+            ),
+            "ratio_vs_apache_paired_median": round(
+                _paired_ratio(r["child_medians_ns"], ref["child_medians_ns"]),
+                4,
+            ),
+        }
+    return out
+
+
+# --------------------------------------------------------------- machine info
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, CPU count, memory and platform of this machine."""
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    mem_total_mb = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_total_mb = round(int(line.split()[1]) * KB_TO_MB, 1)
+    except OSError:
+        pass
+    return {
+        "cpu_model": _cpu_model(),
+        "nproc": affinity,
+        "cpu_count": os.cpu_count(),
+        "mem_total_mb": mem_total_mb,
+        "platform": platform.platform(),
+        "orchestrator_python": platform.python_version(),
+    }
+
+
+def probe_venv(python: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    """Python version, tvm/numpy package versions and module origins of a venv."""
+    _, out = _run_child([python, "-c", _PROBE_CHILD], cwd, env)
+    info: dict[str, Any] = json.loads(_last_line(out))
+    return info
+
+
+# --------------------------------------------------------------- targets / report
+
+
+def _target(
+    *,
+    name: str,
+    variant: str,
+    measured: float,
+    limit: float,
+    unit: str,
+    description: str,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "variant": variant,
+        "description": description,
+        "measured": round(measured, 4),
+        "limit": limit,
+        "comparison": "<=",
+        "unit": unit,
+        "pass": bool(measured <= limit) and not math.isnan(measured),
+    }
+
+
+def compute_targets(
+    imp: dict[str, Any], call: dict[str, Any], ours_keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Return the issue's three targets for each of our variants."""
+    targets: list[dict[str, Any]] = []
+    for key in ours_keys:
+        targets += [
+            _target(
+                name="import_time",
+                variant=key,
+                measured=imp[key]["ratio_vs_floor"]["inprocess_median"],
+                limit=IMPORT_TIME_LIMIT,
+                unit="x floor",
+                description="in-process `import tvm` median / `import tvm_ffi` median",
+            ),
+            _target(
+                name="rss",
+                variant=key,
+                measured=imp[key]["rss_delta_vs_floor_mb"],
+                limit=RSS_DELTA_LIMIT_MB,
+                unit="MB above floor",
+                description="median VmRSS after `import tvm` minus that of the floor",
+            ),
+            _target(
+                name="call_overhead",
+                variant=key,
+                measured=call[key]["ratio_vs_apache_median"],
+                limit=CALL_RATIO_LIMIT,
+                unit="x apache-tvm",
+                description="median ns per tiny-kernel call / apache-tvm median",
+            ),
+        ]
+    return targets
+
+
+def _cell(s: dict[str, Any], nd: int) -> str:
+    return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
+
+
+def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str:
+    """README-ready table: one row per metric, one column per variant."""
+    imp = results["import"]
+    call = results["call"]
+    targets = {(t["name"], t["variant"]): t for t in results["targets"]}
+    ours_keys = [v.key for v in variants if v.key.startswith("ours")]
+
+    def verdict(name: str, fmt: Callable[[float], str], limit: str) -> str:
+        parts = []
+        for key in ours_keys:
+            t = targets[(name, key)]
+            who = "" if key == "ours" else "+backends: "
+            parts.append(f"{who}{fmt(t['measured'])} {'PASS' if t['pass'] else 'FAIL'}")
+        return f"<= {limit}: " + "; ".join(parts)
+
+    header = ["", *(v.label for v in variants), "target (ours)"]
+    rows: list[list[str]] = []
+    rows.append(
+        [
+            "import time (in-process, ms)",
+            *(_cell(imp[v.key]["series"]["inprocess_ms"], 1) for v in variants),
+            verdict("import_time", lambda x: f"{x:.2f}x", f"{IMPORT_TIME_LIMIT}x floor"),
+        ]
+    )
+    rows.append(
+        [
+            "import time (subprocess, ms)",
+            *(_cell(imp[v.key]["series"]["subprocess_ms"], 1) for v in variants),
+            "info: "
+            + "; ".join(
+                f"{v.label} {imp[v.key]['ratio_vs_floor']['subprocess_median']:.2f}x" for v in variants[1:]
+            ),
+        ]
+    )
+    instr = results.get("import_instructions") or {}
+    if instr:
+        rows.append(
+            [
+                "import cost (instructions, M; callgrind)",
+                *(
+                    f"{instr[v.key]['import'] / 1e6:.0f} ({instr[v.key]['ratio_vs_floor']:.3f}x)"
+                    for v in variants
+                ),
+                "info: deterministic, start-up excluded",
+            ]
+        )
+    rows.append(
+        [
+            "`python -c pass` (subprocess, ms)",
+            *(_cell(imp[v.key]["series"]["startup_ms"], 1) for v in variants),
+            "info: interpreter start-up",
+        ]
+    )
+    rows.append(
+        [
+            "RSS (MB)",
+            *(_cell(imp[v.key]["series"]["rss_mb"], 1) for v in variants),
+            verdict("rss", lambda x: f"{x:+.1f} MB", f"floor + {RSS_DELTA_LIMIT_MB:g} MB"),
+        ]
+    )
+    rows.append(
+        [
+            "tiny kernel call (ns)",
+            *(_cell(call[v.key]["per_call_ns"], 0) if v.key in call else "-" for v in variants),
+            verdict(
+                "call_overhead",
+                lambda x: f"{x:.3f}x",
+                f"{CALL_RATIO_LIMIT}x apache-tvm",
+            ),
+        ]
+    )
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+    m = results["machine"]
+    cfg = results["config"]
+    py = results["venvs"][variants[0].key]["python_version"]
+    note = (
+        f"median (p10-p90). {m['cpu_model']}, {m['nproc']} CPUs, Python {py}; "
+        f"{cfg['import_runs']} import runs per variant, "
+        f"{cfg['call_rounds']}x{cfg['call_blocks']} blocks of {cfg['call_iters']} "
+        "calls. Floor call = bare `tvm_ffi` on the same artifact."
+    )
+    lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line."""
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    p.add_argument(
+        "--ours-python",
+        required=True,
+        help="python of the venv with the tvm-runtime wheel (no backends)",
+    )
+    p.add_argument(
+        "--ours-backends-python",
+        help="python of the venv with tvm-runtime plus backend wheels (optional)",
+    )
+    p.add_argument(
+        "--floor-python",
+        required=True,
+        help="python of the venv with only apache-tvm-ffi (+numpy)",
+    )
+    p.add_argument(
+        "--apache-python",
+        required=True,
+        help="python of the venv with apache-tvm==0.27.0.post1",
+    )
+    p.add_argument("--artifact", type=Path, default=Path("tests/artifacts/cpu/tiny_add.so"))
+    p.add_argument("--npz", type=Path, default=Path("tests/artifacts/cpu/tiny_add.npz"))
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        help="artifact manifest (default: manifest.json next to the artifact's folder)",
+    )
+    p.add_argument("--out", type=Path, default=Path("results/core_bench.json"))
+    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p.add_argument("--runs", type=int, default=30, help="import runs per variant (default 30)")
+    p.add_argument("--warmup-runs", type=int, default=2, help="discarded import rounds (default 2)")
+    p.add_argument(
+        "--call-rounds",
+        type=int,
+        default=8,
+        help="call-benchmark children per variant (default 8)",
+    )
+    p.add_argument(
+        "--call-blocks",
+        type=int,
+        default=20,
+        help="timed blocks per child (default 20)",
+    )
+    p.add_argument("--call-iters", type=int, default=20000, help="calls per block (default 20000)")
+    p.add_argument(
+        "--call-warmup",
+        type=int,
+        default=20000,
+        help="untimed calls before timing (default 20000)",
+    )
+    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
+    args = p.parse_args(argv)
+    if min(args.runs, args.call_rounds, args.call_blocks, args.call_iters) < 1 or args.warmup_runs < 0:
+        p.error("counts must be positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every benchmark, write the results; return the exit status."""
+    args = parse_args(argv)
+    t_begin = time.perf_counter()
+    load_before = os.getloadavg()
+    for path in (args.artifact, args.npz):
+        if not path.is_file():
+            raise SystemExit(f"missing: {path}")
+    manifest = args.manifest or args.artifact.resolve().parent.parent / "manifest.json"
+
+    variants = [
+        Variant("floor", "floor (tvm_ffi)", args.floor_python, "import tvm_ffi", "tvm_ffi"),
+        Variant("ours", "ours", args.ours_python, "import tvm", "tvm"),
+    ]
+    if args.ours_backends_python:
+        variants.append(
+            Variant(
+                "ours_backends",
+                "ours+backends",
+                args.ours_backends_python,
+                "import tvm",
+                "tvm",
+            )
+        )
+    variants.append(Variant("apache", "apache-tvm 0.27", args.apache_python, "import tvm", "tvm"))
+    ours_keys = [v.key for v in variants if v.key.startswith("ours")]
+
+    env = _child_env()
+    with tempfile.TemporaryDirectory(prefix="core_bench_") as cwd:  # keep the repo off sys.path
+        _log("probing venvs")
+        venvs = {v.key: probe_venv(v.python, cwd, env) for v in variants}
+        for v in variants:
+            pk = venvs[v.key]["packages"]
+            _log(f"  {v.key}: {v.python} {pk}")
+            if v.key.startswith("ours") and "apache-tvm" in {k.lower() for k in pk}:
+                raise SystemExit(f"{v.key} venv has apache-tvm installed; it must not")
+
+        _log(f"import benchmark: {args.runs} runs x {len(variants)} variants (+ `pass` baselines)")
+        imp_raw = bench_import(variants, args.runs, args.warmup_runs, cwd, env)
+
+        _log("instruction counts of `import` under callgrind (deterministic)")
+        instructions = bench_instructions(variants, cwd, env)
+
+        spec = _call_spec(args.artifact, args.npz, manifest)
+        spec.update(blocks=args.call_blocks, iters=args.call_iters, warmup=args.call_warmup)
+        _log(f"call benchmark: {spec['function']} x {args.call_rounds} rounds")
+        call_raw = bench_call(variants, spec, args.call_rounds, cwd, env)
+
+    load_after = os.getloadavg()
+    imp = summarize_import(imp_raw, "floor")
+    call = summarize_call(call_raw, "apache")
+    targets = compute_targets(imp, call, ours_keys)
+    results: dict[str, Any] = {
+        "schema_version": 1,
+        "benchmark": "core_bench",
+        "created_unix": int(time.time()),
+        "duration_s": round(time.perf_counter() - t_begin, 1),
+        "machine": {
+            **machine_info(),
+            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+            "loadavg_1_5_15_after": [round(x, 2) for x in load_after],
+        },
+        "venvs": venvs,
+        "config": {
+            "import_runs": args.runs,
+            "import_warmup_rounds": args.warmup_runs,
+            "call_rounds": args.call_rounds,
+            "call_blocks": args.call_blocks,
+            "call_iters": args.call_iters,
+            "call_warmup": args.call_warmup,
+            "artifact": str(args.artifact),
+            "npz": str(args.npz),
+            "function": spec["function"],
+            "units": {"time": "ms unless suffixed _ns", "memory": "MB = 10**6 bytes"},
+            "schedule": "variants interleaved, order reversed every other round",
+        },
+        "import": imp,
+        "import_instructions": instructions,
+        "call": call,
+        "targets": targets,
+        "all_targets_pass": all(t["pass"] for t in targets),
+        "raw": {"import": imp_raw, "call": call_raw},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    _log(f"wrote {args.out}")
+    md = render_markdown(results, variants)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(md)
+        _log(f"wrote {args.markdown}")
+    print(md)
+    for t in targets:
+        print(
+            f"{t['name']:>14} [{t['variant']}]: {t['measured']} {t['unit']} "
+            f"(limit {t['limit']}) {'PASS' if t['pass'] else 'FAIL'}"
+        )
+    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
