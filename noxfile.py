@@ -111,7 +111,8 @@ def tests(session: nox.Session) -> None:
         "pytest",
         str(ROOT / "tests"),
         *session.posargs,
-        env={"TVM_WHEELHOUSE": str(WHEELHOUSE), "TVM_REPO_ROOT": str(ROOT)},
+        # PoCL is installed above, so the OpenCL tests must run, never skip.
+        env={"TVM_WHEELHOUSE": str(WHEELHOUSE), "TVM_REPO_ROOT": str(ROOT), "TVM_TEST_REQUIRE_OPENCL": "1"},
     )
 
 

@@ -7,6 +7,7 @@ Usage: python examples/deploy_cpu.py path/to/matmul.so
 import sys
 
 import numpy as np
+
 import tvm
 
 dev = tvm.cpu(0)

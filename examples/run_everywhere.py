@@ -19,6 +19,13 @@ import tvm
 DEVICES = {"cpu": tvm.cpu, "opencl": tvm.opencl, "vulkan": tvm.vulkan, "cuda": tvm.cuda}
 
 
+def supports_float16(dev: tvm.runtime.Device) -> bool:
+    if dev.dlpack_device_type() == 1:
+        return True
+    prop = tvm.get_global_func("runtime.GetDeviceTargetProperty")
+    return bool(prop(dev, "supports_float16"))
+
+
 def run_case(case: dict, root: Path, dev: tvm.runtime.Device) -> tuple[bool, float]:
     mod = tvm.runtime.load_module(str(root / case["file"]))
     func = mod[case["function"]]
@@ -63,6 +70,9 @@ def main() -> int:
             continue
         for case in manifest["cases"]:
             if case["target"] != target or case["kind_of_case"] != "kernel":
+                continue
+            if "fp16" in case["name"] and not supports_float16(dev):
+                print(f"{str(dev):<10} {case['name']:<16} {'skipped':<8} (device has no fp16 support)")
                 continue
             try:
                 ok, elapsed = run_case(case, root, dev)

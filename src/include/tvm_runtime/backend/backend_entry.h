@@ -28,7 +28,7 @@ int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
         // The Python hook checks the version too; checking here covers direct C users.
         uint32_t core = TVMRuntimeGetABIVersion();
         if ((core >> 16) != TVM_RUNTIME_ABI_VERSION_MAJOR ||
-            (core & 0xFFFF) < TVM_RUNTIME_ABI_VERSION_MINOR) {
+            static_cast<int64_t>(core & 0xFFFF) < TVM_RUNTIME_ABI_VERSION_MINOR) {
           ThrowError("RuntimeError", "backend was built for core ABI " +
                                          std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
                                          std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR) +

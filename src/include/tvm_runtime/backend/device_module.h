@@ -61,8 +61,7 @@ class DeviceModuleBase : public ::tvm::ffi::ModuleObj {
     return ::tvm::ffi::Module::kBinarySerializable | ::tvm::ffi::Module::kRunnable;
   }
 
-  ::tvm::ffi::Optional<::tvm::ffi::Function> GetFunction(
-      const ::tvm::ffi::String& name) final {
+  ::tvm::ffi::Optional<::tvm::ffi::Function> GetFunction(const ::tvm::ffi::String& name) final {
     auto it = header_.fmap.find(std::string(name));
     if (it == header_.fmap.end()) return std::nullopt;
     return MakeKernelFunction(it->first, it->second);

@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm_runtime/backend/error.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>

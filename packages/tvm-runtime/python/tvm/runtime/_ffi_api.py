@@ -9,16 +9,14 @@ from typing import Any
 
 import tvm_ffi
 
-_cache: dict[str, Any] = {}
-
 
 def __getattr__(name: str) -> Any:
+    # Called only on the first access: the function is then stored as a module attribute, so
+    # later accesses (e.g. every `dev.sync()`) are plain attribute lookups.
     if name.startswith("__"):
         raise AttributeError(name)
-    func = _cache.get(name)
+    func = tvm_ffi.get_global_func("runtime." + name, allow_missing=True)
     if func is None:
-        func = tvm_ffi.get_global_func("runtime." + name, allow_missing=True)
-        if func is None:
-            raise AttributeError(f"global function runtime.{name} is not registered")
-        _cache[name] = func
+        raise AttributeError(f"global function runtime.{name} is not registered")
+    globals()[name] = func
     return func

@@ -1,0 +1,67 @@
+"""tvm-runtime-opencl: the OpenCL backend hook of tvm-runtime.
+
+Importing this module is cheap and touches no OpenCL driver: the core's discovery calls
+``register()``, which loads ``libtvm_runtime_opencl.so``; the ICD loader (``libOpenCL.so.1``,
+or ``$TVM_OPENCL_LIBRARY``) is opened only when a device is first used.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tvm.backend._dso import load_backend_dso
+
+_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_opencl.so")
+
+DEVICE_TYPES = (4,)
+
+# Substrings of device names that select TVM's device-specific OpenCL schedules ("device" key).
+_DEVICE_KEYS = (("adreno", "adreno"), ("mali", "mali"))
+
+
+def register() -> None:
+    """Load and register the OpenCL backend; raises with the reason on failure."""
+    load_backend_dso("opencl", _DSO)
+
+
+def driver_status() -> str:
+    """Why OpenCL is unusable (what is missing and how to fix it), or "" when it works."""
+    import tvm_ffi
+
+    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(4))
+
+
+def _device_key(name: str) -> str | None:
+    lowered = name.lower()
+    for needle, key in _DEVICE_KEYS:
+        if needle in lowered:
+            return key
+    if "intel" in lowered and "graphics" in lowered:
+        return "intel_graphics"
+    return None
+
+
+def detect_target(dev: Any) -> dict[str, Any]:
+    """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``."""
+    if not dev.exist:
+        reason = driver_status() or f"this machine has no OpenCL device with index {dev.index}"
+        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    threads = int(dev.max_threads_per_block)
+    target: dict[str, Any] = {
+        "kind": "opencl",
+        "max_threads_per_block": threads,
+        "max_num_threads": threads,
+        "max_shared_memory_per_block": int(dev.max_shared_memory_per_block),
+        "thread_warp_size": int(dev.warp_size),
+    }
+    key = _device_key(str(dev.device_name))
+    if key is not None:
+        target["device"] = key
+    return target
+
+
+# apache-tvm's name for the same thing.
+detect_target_from_device = detect_target
+
+__all__ = ["DEVICE_TYPES", "detect_target", "detect_target_from_device", "driver_status", "register"]

@@ -1,0 +1,31 @@
+/*
+ * The OpenCL ICD loader, opened with dlopen on first use (never at import or registration), so
+ * the backend loads on machines without any OpenCL and can say exactly what is missing.
+ */
+#ifndef TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
+#define TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
+
+#include <string>
+
+#include "cl_api.h"
+
+namespace tvm_runtime {
+namespace opencl {
+
+/* Environment variable naming the ICD loader to open instead of the default search. */
+constexpr const char* kLibraryEnvVar = "TVM_OPENCL_LIBRARY";
+
+struct ClLibrary {
+  const ClApi* api = nullptr;  // null when loading failed
+  std::string path;            // file the symbols came from, when loaded
+  std::string failure;         // why api is null: what was tried and how to fix it
+};
+
+/* Opens the loader on the first call (thread-safe) and returns the same result afterwards.
+ * Candidates: $TVM_OPENCL_LIBRARY alone if set, else libOpenCL.so.1 then libOpenCL.so. */
+const ClLibrary& GetClLibrary();
+
+}  // namespace opencl
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_

@@ -1,0 +1,191 @@
+#include "opencl_runtime.h"
+
+#include <tvm_runtime/backend/error.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "cl_error.h"
+#include "cl_library.h"
+
+namespace tvm_runtime {
+namespace opencl {
+
+namespace {
+
+template <typename T>
+T DeviceInfo(const ClApi& cl, cl_device_id dev, cl_device_info what) {
+  T value{};
+  if (cl.GetDeviceInfo(dev, what, sizeof(T), &value, nullptr) != CL_SUCCESS) return T{};
+  return value;
+}
+
+std::string DeviceInfoString(const ClApi& cl, cl_device_id dev, cl_device_info what) {
+  size_t size = 0;
+  if (cl.GetDeviceInfo(dev, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string out(size, '\0');
+  if (cl.GetDeviceInfo(dev, what, size, &out[0], nullptr) != CL_SUCCESS) return "";
+  out.resize(std::strlen(out.c_str()));  // drop the NUL terminator(s)
+  return out;
+}
+
+std::string PlatformName(const ClApi& cl, cl_platform_id p) {
+  char buf[256] = {0};
+  if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(buf) - 1, buf, nullptr) != CL_SUCCESS) {
+    return "(unnamed platform)";
+  }
+  return buf;
+}
+
+// "OpenCL 3.0 <vendor info>" -> 300.
+int ParseOpenCLVersion(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "OpenCL %d.%d", &major, &minor) != 2) return 0;
+  return major * 100 + minor * 10;
+}
+
+// GPUs first, so that tvm.opencl(0) is the GPU on a machine that also has a CPU driver.
+int TypeRank(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return 0;
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return 1;
+  if (t & CL_DEVICE_TYPE_CPU) return 3;
+  return 2;
+}
+
+ClDevice Describe(const ClApi& cl, cl_platform_id platform, cl_device_id id,
+                  const std::string& platform_name) {
+  ClDevice d;
+  d.platform = platform;
+  d.id = id;
+  d.platform_name = platform_name;
+  d.name = DeviceInfoString(cl, id, CL_DEVICE_NAME);
+  d.vendor = DeviceInfoString(cl, id, CL_DEVICE_VENDOR);
+  d.version = DeviceInfoString(cl, id, CL_DEVICE_VERSION);
+  d.driver_version = DeviceInfoString(cl, id, CL_DRIVER_VERSION);
+  d.extensions = " " + DeviceInfoString(cl, id, CL_DEVICE_EXTENSIONS) + " ";
+  d.type = DeviceInfo<cl_device_type>(cl, id, CL_DEVICE_TYPE);
+  d.opencl_version = ParseOpenCLVersion(d.version);
+  d.max_work_group_size = DeviceInfo<size_t>(cl, id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  cl_uint dims = DeviceInfo<cl_uint>(cl, id, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+  d.max_work_item_sizes.assign(std::min<cl_uint>(dims, 16), 0);
+  if (!d.max_work_item_sizes.empty()) {
+    cl.GetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                     d.max_work_item_sizes.size() * sizeof(size_t), d.max_work_item_sizes.data(),
+                     nullptr);
+  }
+  d.compute_units = DeviceInfo<cl_uint>(cl, id, CL_DEVICE_MAX_COMPUTE_UNITS);
+  d.clock_mhz = DeviceInfo<cl_uint>(cl, id, CL_DEVICE_MAX_CLOCK_FREQUENCY);
+  d.local_mem_size = DeviceInfo<cl_ulong>(cl, id, CL_DEVICE_LOCAL_MEM_SIZE);
+  d.global_mem_size = DeviceInfo<cl_ulong>(cl, id, CL_DEVICE_GLOBAL_MEM_SIZE);
+  d.global_mem_cache_size = DeviceInfo<cl_ulong>(cl, id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+  d.max_mem_alloc_size = DeviceInfo<cl_ulong>(cl, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  return d;
+}
+
+std::string IcdVendorsHint() {
+  const char* vendors = std::getenv("OCL_ICD_VENDORS");
+  std::string where = vendors != nullptr ? std::string("OCL_ICD_VENDORS=") + vendors
+                                         : std::string("/etc/OpenCL/vendors");
+  return "no OpenCL driver (ICD) is registered in " + where +
+         ". Install one: apt-get install pocl-opencl-icd (CPU), or the GPU vendor's OpenCL "
+         "driver (NVIDIA, AMD ROCm, intel-opencl-icd).";
+}
+
+}  // namespace
+
+bool ClDevice::HasExtension(const char* ext) const {
+  return extensions.find(" " + std::string(ext) + " ") != std::string::npos;
+}
+
+OpenCLRuntime& OpenCLRuntime::Global() {
+  static OpenCLRuntime* rt = new OpenCLRuntime();  // leaked on purpose, see the header
+  return *rt;
+}
+
+int32_t& CurrentDevice() {
+  thread_local int32_t device_id = 0;
+  return device_id;
+}
+
+void OpenCLRuntime::Init() {
+  std::lock_guard<std::mutex> lock(init_mu_);
+  if (ready_.load(std::memory_order_relaxed)) return;
+  try {
+    Discover();
+  } catch (const std::exception& e) {
+    devices_.clear();
+    status_ = std::string("OpenCL initialization failed: ") + e.what();
+  }
+  ready_.store(true, std::memory_order_release);
+}
+
+void OpenCLRuntime::Discover() {
+  const ClLibrary& lib = GetClLibrary();
+  if (lib.api == nullptr) {
+    status_ = lib.failure;
+    return;
+  }
+  api_ = lib.api;
+  const ClApi& cl = *api_;
+
+  cl_uint num_platforms = 0;
+  cl_int err = cl.GetPlatformIDs(0, nullptr, &num_platforms);
+  if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && num_platforms == 0)) {
+    status_ = "the OpenCL ICD loader (" + lib.path + ") found no platform: " + IcdVendorsHint();
+    return;
+  }
+  CheckCl(err, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(num_platforms);
+  CheckCl(cl.GetPlatformIDs(num_platforms, platforms.data(), nullptr), "clGetPlatformIDs");
+
+  std::string notes;
+  for (cl_platform_id p : platforms) {
+    std::string pname = PlatformName(cl, p);
+    cl_uint n = 0;
+    err = cl.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+    if (err != CL_SUCCESS || n == 0) {
+      notes += "\n  platform '" + pname + "': no devices (" + ClErrorString(err) + ")";
+      continue;
+    }
+    std::vector<cl_device_id> ids(n);
+    CheckCl(cl.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ids.data(), nullptr), "clGetDeviceIDs");
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     reinterpret_cast<cl_context_properties>(p), 0};
+    cl_context ctx = cl.CreateContext(props, n, ids.data(), nullptr, nullptr, &err);
+    if (err != CL_SUCCESS || ctx == nullptr) {
+      notes += "\n  platform '" + pname + "': clCreateContext failed (" + ClErrorString(err) + ")";
+      continue;
+    }
+    for (cl_device_id id : ids) {
+      ClDevice d = Describe(cl, p, id, pname);
+      d.context = ctx;
+      d.queue = cl.CreateCommandQueue(ctx, id, 0, &err);
+      if (err != CL_SUCCESS || d.queue == nullptr) {
+        notes +=
+            "\n  device '" + d.name + "': clCreateCommandQueue failed (" + ClErrorString(err) + ")";
+        continue;
+      }
+      devices_.push_back(std::move(d));
+    }
+  }
+  std::stable_sort(devices_.begin(), devices_.end(), [](const ClDevice& a, const ClDevice& b) {
+    return TypeRank(a.type) < TypeRank(b.type);
+  });
+  if (devices_.empty()) {
+    status_ = "the OpenCL ICD loader (" + lib.path + ") found " + std::to_string(platforms.size()) +
+              " platform(s) but no usable device:" + notes;
+  }
+}
+
+void OpenCLRuntime::ThrowNoDevice(int32_t device_id) {
+  if (devices_.empty()) {
+    backend::ThrowError("RuntimeError", "OpenCL is not available: " + status_);
+  }
+  backend::ThrowError("ValueError", "OpenCL device " + std::to_string(device_id) +
+                                        " does not exist; this machine has " +
+                                        std::to_string(devices_.size()) + " OpenCL device(s)");
+}
+
+}  // namespace opencl
+}  // namespace tvm_runtime

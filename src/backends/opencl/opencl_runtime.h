@@ -1,0 +1,104 @@
+/*
+ * Process-wide OpenCL state: the loaded ICD, every device of every platform, one context per
+ * platform and one default in-order command queue per device.  Created lazily on first device
+ * use; a failure is remembered as text (for Device.exist == False and the diagnostics), never
+ * thrown from the queries that report availability.
+ */
+#ifndef TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_
+#define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_
+
+#include <tvm/ffi/extra/c_env_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cl_api.h"
+
+namespace tvm_runtime {
+namespace opencl {
+
+constexpr int32_t kDeviceTypeOpenCL = 4;  // kDLOpenCL
+
+struct ClDevice {
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  cl_context context = nullptr;      // shared by the devices of one platform
+  cl_command_queue queue = nullptr;  // default in-order queue (stream NULL)
+  std::string name;
+  std::string vendor;
+  std::string platform_name;
+  std::string version;  // CL_DEVICE_VERSION, e.g. "OpenCL 3.0 PoCL ..."
+  std::string driver_version;
+  std::string extensions;
+  cl_device_type type = 0;
+  int opencl_version = 0;  // major * 100 + minor * 10, e.g. 300
+  size_t max_work_group_size = 0;
+  std::vector<size_t> max_work_item_sizes;
+  cl_uint compute_units = 0;
+  cl_uint clock_mhz = 0;
+  cl_ulong local_mem_size = 0;
+  cl_ulong global_mem_size = 0;
+  cl_ulong global_mem_cache_size = 0;
+  cl_ulong max_mem_alloc_size = 0;
+
+  bool HasExtension(const char* ext) const;
+};
+
+class OpenCLRuntime {
+ public:
+  /* The singleton; constructing it touches no driver. It is never destroyed, so CL objects held
+   * by modules or workspace pools can still be released during interpreter shutdown. */
+  static OpenCLRuntime& Global();
+
+  /* Initializes on the first call. Never throws. */
+  bool Available() {
+    if (!ready_.load(std::memory_order_acquire)) Init();
+    return !devices_.empty();
+  }
+  int NumDevices() { return Available() ? static_cast<int>(devices_.size()) : 0; }
+  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
+  const std::string& Status() {
+    Available();
+    return status_;
+  }
+
+  /* The device, or a RuntimeError/ValueError that says why it cannot be used. Hot path. */
+  const ClDevice& Device(int32_t device_id) {
+    if (!ready_.load(std::memory_order_acquire)) Init();
+    if (static_cast<uint32_t>(device_id) >= devices_.size()) ThrowNoDevice(device_id);
+    return devices_[device_id];
+  }
+
+  /* Valid once Available() returned true (or Device() returned). */
+  const ClApi& api() const { return *api_; }
+
+ private:
+  OpenCLRuntime() = default;
+  void Init();
+  void Discover();
+  [[noreturn]] void ThrowNoDevice(int32_t device_id);
+
+  std::mutex init_mu_;
+  std::atomic<bool> ready_{false};
+  const ClApi* api_ = nullptr;
+  std::vector<ClDevice> devices_;  // written once by Init(), read-only afterwards
+  std::string status_;
+};
+
+/* Device chosen by __tvm_set_device for kernel launches on this thread (default 0). */
+int32_t& CurrentDevice();
+
+/* The queue work for `device_id` goes to on this thread: the stream set in tvm-ffi's stream
+ * context (Device.set_raw_stream), else the device's default queue. */
+inline cl_command_queue CurrentQueue(int32_t device_id, const ClDevice& device) {
+  void* stream = TVMFFIEnvGetStream(kDeviceTypeOpenCL, device_id);
+  return stream != nullptr ? static_cast<cl_command_queue>(stream) : device.queue;
+}
+
+}  // namespace opencl
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_

@@ -1,0 +1,73 @@
+/*
+ * Opening a vendor driver library (libOpenCL.so.1, libvulkan.so.1, libcuda.so.1, ...) lazily with
+ * dlopen, so that backend DSOs never carry a DT_NEEDED on a driver: they load on any machine and,
+ * when the library is missing or unusable, can tell the user exactly what was tried.
+ *
+ * Candidates: the value of an environment variable alone if it is set (the user's override, also
+ * how tests simulate a machine without the library), else a fixed list of sonames.  A candidate
+ * is accepted once `accept(handle, &why)` resolves what the backend needs from it; otherwise it
+ * is closed and its reason recorded.
+ */
+#ifndef TVM_RUNTIME_BACKEND_VENDOR_LIBRARY_H_
+#define TVM_RUNTIME_BACKEND_VENDOR_LIBRARY_H_
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace tvm_runtime {
+namespace backend {
+
+struct VendorLibrary {
+  void* handle = nullptr;  // null when no candidate could be used; never dlclose'd otherwise
+  std::string path;        // the file the loader actually opened
+  std::string tried;       // "; "-separated reason per rejected candidate
+};
+
+/* The candidates to try: `$env_var` alone when set and non-empty, else `defaults`. */
+inline std::vector<std::string> VendorLibraryCandidates(
+    const char* env_var, std::initializer_list<const char*> defaults) {
+  const char* env = env_var != nullptr ? std::getenv(env_var) : nullptr;
+  if (env != nullptr && env[0] != '\0') return {env};
+  return std::vector<std::string>(defaults.begin(), defaults.end());
+}
+
+/* Opens the first acceptable candidate.  `accept(void* handle, std::string* why)` returns true
+ * if the library is usable, else false with a reason (the handle is then closed). */
+template <typename Accept>
+VendorLibrary OpenVendorLibrary(const std::vector<std::string>& candidates, Accept&& accept) {
+  VendorLibrary lib;
+  for (const std::string& name : candidates) {
+    // RTLD_LOCAL: the driver's symbols stay private to this backend.
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    if (handle == nullptr) {
+      const char* err = dlerror();
+      why = err != nullptr ? err : name + ": cannot be opened";
+    } else if (!accept(handle, &why)) {
+      why = name + ": " + why;
+      dlclose(handle);
+      handle = nullptr;
+    }
+    if (handle == nullptr) {
+      lib.tried += (lib.tried.empty() ? "" : "; ") + why;
+      continue;
+    }
+    struct link_map* map = nullptr;
+    lib.path = (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name[0])
+                   ? map->l_name
+                   : name;
+    lib.handle = handle;
+    return lib;
+  }
+  return lib;
+}
+
+}  // namespace backend
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKEND_VENDOR_LIBRARY_H_

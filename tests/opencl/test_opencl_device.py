@@ -1,0 +1,139 @@
+"""The OpenCL device API: attributes, memory, copies, streams, target detection, diagnostics."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from ocl_support import opencl_device
+
+import tvm
+from conftest import ARTIFACTS, case
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return opencl_device(tvm)
+
+
+def test_attributes(dev):
+    assert dev.exist is True
+    assert isinstance(dev.device_name, str) and dev.device_name
+    assert dev.max_threads_per_block >= 1
+    assert dev.warp_size == 1
+    assert dev.max_shared_memory_per_block > 0
+    assert re.fullmatch(r"\d+\.\d", dev.compute_version)
+    assert dev.max_clock_rate >= 0
+    assert dev.multi_processor_count >= 1
+    dims = dev.max_thread_dimensions
+    assert len(dims) >= 3 and all(d >= 1 for d in dims)
+    assert dev.api_version >= 120
+    assert isinstance(dev.driver_version, str)
+    assert dev.total_global_memory > 0
+    assert dev.l2_cache_size_bytes >= 0
+    assert dev.available_global_memory is None  # OpenCL has no query for it
+
+
+def test_missing_device_index(dev):
+    assert tvm.opencl(63).exist is False
+    with pytest.raises(ValueError, match="does not exist"):
+        tvm.runtime.empty((4,), "float32", tvm.opencl(63))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "float64", "bool"])
+def test_host_round_trip(dev, dtype):
+    x = (np.arange(1000) % 7 - 3).astype(dtype)
+    t = tvm.runtime.tensor(x, dev)
+    np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_empty_and_scalar_tensors(dev):
+    assert tvm.runtime.empty((0,), "float32", dev).numpy().shape == (0,)
+    s = tvm.runtime.tensor(np.array(3.5, dtype="float32"), dev)
+    assert s.numpy() == np.float32(3.5)
+
+
+def test_device_to_device_copy(dev):
+    x = np.random.default_rng(0).standard_normal((64, 33)).astype("float32")
+    a = tvm.runtime.tensor(x, dev)
+    b = a.copyto(dev)
+    c = tvm.runtime.empty(x.shape, "float32", dev)
+    b.copyto(c)
+    np.testing.assert_array_equal(c.numpy(), x)
+    np.testing.assert_array_equal(a.copyto(tvm.cpu(0)).numpy(), x)
+
+
+def test_copies_honour_byte_offsets(dev):
+    x = np.arange(100, dtype="float32")
+    t = tvm.runtime.tensor(x, dev)
+    view = t._create_view((10,), "float32", 40 * 4)
+    np.testing.assert_array_equal(view.numpy(), x[40:50])
+    view.copyfrom(np.full(10, -1.0, dtype="float32"))
+    expected = x.copy()
+    expected[40:50] = -1.0
+    np.testing.assert_array_equal(t.numpy(), expected)
+    # device -> device between views at different offsets
+    dst = tvm.runtime.empty((100,), "float32", dev)
+    dst.copyfrom(np.zeros(100, dtype="float32"))
+    t._create_view((10,), "float32", 0).copyto(dst._create_view((10,), "float32", 90 * 4))
+    got = dst.numpy()
+    np.testing.assert_array_equal(got[90:], x[:10])
+    assert not got[:90].any()
+
+
+def test_many_allocations_are_freed(dev):
+    for _ in range(200):
+        t = tvm.runtime.empty((1 << 20,), "float32", dev)  # 4 MiB each, 800 MiB in total
+        del t
+
+
+def test_streams(dev):
+    c = case("opencl", "add")
+    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
+    data = np.load(ARTIFACTS / c["calls"][0]["npz"])
+    a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
+    out = tvm.runtime.empty((1024,), "float32", dev)
+    stream = dev.create_raw_stream()
+    assert stream != 0
+    try:
+        dev.set_raw_stream(stream)
+        for _ in range(3):
+            out.copyfrom(np.zeros(1024, dtype="float32"))
+            mod["add"](a, b, out)  # launched on `stream`
+            # the copy goes to the current stream too, so it sees the kernel's result
+            np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-6)
+        mod["add"](a, b, out)
+        dev.sync()  # the default queue and the current stream
+        dev.sync(stream)
+        tvm.get_global_func("runtime.Device_StreamSyncFromTo")(dev, stream, 0)
+    finally:
+        dev.set_raw_stream(0)
+        dev.free_raw_stream(stream)
+    np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-6)
+
+
+def test_detect_target(dev):
+    from tvm.backend.opencl import detect_target
+
+    target = detect_target(dev)
+    assert target["kind"] == "opencl"
+    assert target["max_threads_per_block"] == dev.max_threads_per_block
+    assert target["max_num_threads"] == dev.max_threads_per_block
+    assert target["max_shared_memory_per_block"] == dev.max_shared_memory_per_block
+    assert target["thread_warp_size"] == 1
+    with pytest.raises(ValueError, match="cannot detect"):
+        detect_target(tvm.opencl(63))
+
+
+def test_diagnostics_command(dev):
+    proc = subprocess.run(
+        [sys.executable, "-m", "tvm.backend", "--json"], capture_output=True, text=True, check=True
+    )
+    assert "opencl" in proc.stdout
+    report = json.loads(proc.stdout)
+    assert "opencl" in json.dumps(report)
+    assert dev.device_name in proc.stdout

@@ -1,0 +1,225 @@
+"""Failure paths: no ICD loader, no platform, corrupted module blobs, kernels that fail to build.
+Each must be a clear Python exception (or Device.exist == False), never a crash."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+import tvm_ffi
+from ocl_support import (
+    FLOAT32,
+    HANDLE,
+    INT32,
+    Kernel,
+    code_offset,
+    opencl_device,
+    opencl_payload_of,
+    write_opencl_payload,
+)
+
+import tvm
+from conftest import ARTIFACTS, run_python
+
+ADD_SO = str(ARTIFACTS / "opencl" / "add.so")
+
+# What a process without OpenCL must survive: import, attributes, the diagnostics, loading an
+# artifact (lazy) and then using the device, which must raise with the reason.
+NO_OPENCL_SCRIPT = f"""
+import numpy as np, tvm
+from tvm.backend.opencl import detect_target
+dev = tvm.opencl(0)
+assert dev.exist is False
+assert dev.device_name is None
+print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")(4))
+mod = tvm.runtime.load_module({ADD_SO!r})
+for what, fn in [
+    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
+    ("detect", lambda: detect_target(dev)),
+]:
+    try:
+        fn()
+        print(what, "NO ERROR")
+    except (RuntimeError, ValueError) as err:
+        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
+print("DONE")
+"""
+
+
+def run_without_opencl(env):
+    proc = run_python(NO_OPENCL_SCRIPT, env=env)
+    assert "DONE" in proc.stdout, proc.stdout + proc.stderr
+    assert "NO ERROR" not in proc.stdout
+    return proc.stdout
+
+
+def test_missing_icd_loader():
+    # TVM_OPENCL_LIBRARY replaces the default libOpenCL.so.1 search: a path that does not
+    # exist is exactly what a machine without an ICD loader looks like to the backend.
+    out = run_without_opencl({"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"})
+    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    assert "no OpenCL ICD loader could be opened" in status
+    assert "/nonexistent/libOpenCL.so.1" in status
+    assert "ocl-icd-libopencl1" in status
+    assert "empty RAISED RuntimeError OpenCL is not available" in out
+    assert "detect RAISED ValueError" in out
+
+
+def test_library_that_is_not_an_icd_loader():
+    out = run_without_opencl({"TVM_OPENCL_LIBRARY": "libm.so.6"})
+    assert "libm.so.6: not an OpenCL 1.2 ICD loader (missing clGetPlatformIDs" in out
+
+
+def test_missing_icd_loader_diagnostics():
+    proc = run_python(
+        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
+        env={"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"},
+    )
+    assert "opencl" in proc.stdout
+    assert "no OpenCL ICD loader could be opened" in proc.stdout
+
+
+def test_no_platform():
+    out = run_without_opencl({"OCL_ICD_VENDORS": "/nonexistent"})
+    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    if "no OpenCL ICD loader" in status:
+        pytest.skip("no ICD loader installed: the no-platform case cannot be shown")
+    assert "found no platform" in status
+    assert "OCL_ICD_VENDORS=/nonexistent" in status
+
+
+# ------------------------------------------------------------------------ corrupted blobs
+
+LOAD = "ffi.Module.load_from_bytes.opencl"
+
+
+def load_payload(payload: bytes):
+    return tvm_ffi.get_global_func(LOAD)(payload)
+
+
+def test_real_payload_loads():
+    mod = load_payload(opencl_payload_of(ADD_SO).payload)
+    assert mod.kind == "opencl"
+    assert mod.implements_function("add_kernel")
+    assert not mod.implements_function("nope")
+    assert "__kernel void add_kernel" in mod.inspect_source()
+
+
+@pytest.mark.parametrize("cut", [0, 1, 7, 12, 40, -1, -100])
+def test_truncated_payload(cut):
+    payload = opencl_payload_of(ADD_SO).payload
+    with pytest.raises(ValueError, match="Corrupted opencl module blob"):
+        load_payload(payload[:cut])
+
+
+def test_garbage_payload():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        junk = rng.integers(0, 256, size=int(rng.integers(0, 200)), dtype=np.uint8).tobytes()
+        with pytest.raises((ValueError, RuntimeError)):
+            load_payload(junk)
+
+
+def test_huge_length_field():
+    payload = bytearray(opencl_payload_of(ADD_SO).payload)
+    struct.pack_into("<Q", payload, code_offset(payload), 1 << 62)
+    with pytest.raises(ValueError, match="exceeds the remaining"):
+        load_payload(bytes(payload))
+
+
+def test_corrupted_artifact_file(tmp_path):
+    # Patch the source length inside a copy of a real artifact: loading fails cleanly.
+    data = bytearray(open(ADD_SO, "rb").read())
+    emb = opencl_payload_of(ADD_SO)
+    at = emb.offset + code_offset(emb.payload)
+    (n,) = struct.unpack_from("<Q", data, at)
+    struct.pack_into("<Q", data, at, n + 1000)
+    bad = tmp_path / "add_corrupted.so"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="Corrupted opencl module blob"):
+        tvm.runtime.load_module(str(bad))
+
+
+def test_binary_format_rejected():
+    payload = write_opencl_payload([Kernel("k", [HANDLE])], "\x7fELF...", fmt="xclbin")
+    with pytest.raises(ValueError, match="'xclbin'.*only OpenCL C source"):
+        load_payload(payload)
+    with pytest.raises(ValueError, match="unknown OpenCL module format 'spirv'"):
+        load_payload(write_opencl_payload([Kernel("k", [HANDLE])], "x", fmt="spirv"))
+
+
+def test_kernel_without_source_section():
+    code = "// Function: other\n__kernel void other(__global float* a) {}\n"
+    payload = write_opencl_payload([Kernel("k", [HANDLE]), Kernel("other", [HANDLE])], code)
+    with pytest.raises(ValueError, match="kernel 'k' .*no '// Function: k' section"):
+        load_payload(payload)
+
+
+def test_unknown_launch_tag():
+    code = "// Function: k\n__kernel void k(__global float* a) {}\n"
+    mod = load_payload(write_opencl_payload([Kernel("k", [HANDLE], ["warpIdx.w"])], code))
+    with pytest.raises(ValueError, match="unknown launch tag 'warpIdx.w'"):
+        mod["k"]
+
+
+# ------------------------------------------------------------------------ build failures
+
+GOOD = """// Function: scale
+__kernel void scale(__global float* restrict x, float s, int n) {
+  int i = get_global_id(0);
+  if (i < n) x[i] = x[i] * s;
+}
+"""
+
+BROKEN = """// Function: broken
+__kernel void broken(__global float* restrict x) {
+  x[get_global_id(0)] = undeclared_thing + 1.0f;
+}
+"""
+
+
+@pytest.fixture()
+def dev():
+    return opencl_device(tvm)
+
+
+def two_kernel_module():
+    return load_payload(
+        write_opencl_payload(
+            [Kernel("scale", [HANDLE, FLOAT32, INT32]), Kernel("broken", [HANDLE])],
+            GOOD + BROKEN,
+        )
+    )
+
+
+def test_kernel_that_fails_to_build(dev):
+    mod = two_kernel_module()  # loading builds nothing
+    x = tvm.runtime.tensor(np.ones(64, dtype="float32"), dev)
+    for _ in range(2):  # the failure is reported again, not cached as a crash
+        with pytest.raises(RuntimeError) as info:
+            mod["broken"](x, 1, 64)
+        msg = str(info.value)
+        assert "OpenCL kernel 'broken' failed to build" in msg
+        assert "CL_BUILD_PROGRAM_FAILURE" in msg
+        assert "Build log:" in msg and "undeclared_thing" in msg
+    # The module's other kernel is unaffected.
+    mod["scale"](x, 2.5, 64, 1, 64)
+    np.testing.assert_array_equal(x.numpy(), np.full(64, 2.5, dtype="float32"))
+
+
+def test_direct_kernel_call_checks_arity_and_types(dev):
+    mod = two_kernel_module()
+    x = tvm.runtime.tensor(np.ones(8, dtype="float32"), dev)
+    with pytest.raises(TypeError, match="expects 5 packed arguments"):
+        mod["scale"](x, 2.0, 8)
+    with pytest.raises(TypeError, match="integer"):
+        mod["scale"](x, 2.0, "eight", 1, 8)
+
+
+def test_invalid_work_group_size(dev):
+    mod = two_kernel_module()
+    x = tvm.runtime.tensor(np.ones(8, dtype="float32"), dev)
+    too_big = dev.max_threads_per_block * 2
+    with pytest.raises(RuntimeError, match="clEnqueueNDRangeKernel of kernel 'scale'.*local size"):
+        mod["scale"](x, 2.0, 8, 1, too_big)
