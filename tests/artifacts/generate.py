@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tvm
 import tvm_ffi
+
+import tvm
 from tvm import relax, s_tir, te
 from tvm.tirx import PrimFunc
 
