@@ -134,9 +134,7 @@ def rng_for(name: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def uniform(
-    rng: np.random.Generator, shape: tuple[int, ...], dtype: str = "float32"
-) -> np.ndarray:
+def uniform(rng: np.random.Generator, shape: tuple[int, ...], dtype: str = "float32") -> np.ndarray:
     return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
 
 
@@ -188,9 +186,7 @@ def sched_row_reduce(block: str, threads: int) -> Callable[[s_tir.Schedule], Non
     return apply
 
 
-def sched_matmul_shared(
-    tile: int = 16, ktile: int = 8
-) -> Callable[[s_tir.Schedule], None]:
+def sched_matmul_shared(tile: int = 16, ktile: int = 8) -> Callable[[s_tir.Schedule], None]:
     """Tiled matmul: tile x tile threads per block, A and B tiles in shared memory."""
 
     def apply(sch: s_tir.Schedule) -> None:
@@ -229,17 +225,13 @@ def sched_cpu_parallel(block: str) -> Callable[[s_tir.Schedule], None]:
 # --------------------------------------------------------------------------------------
 
 
-def case_add(
-    name: str, n: int, dtype: str, rtol: float, atol: float, desc: str
-) -> KernelCase:
+def case_add(name: str, n: int, dtype: str, rtol: float, atol: float, desc: str) -> KernelCase:
     a = te.placeholder((n,), dtype, name="A")
     b = te.placeholder((n,), dtype, name="B")
     c = te.compute((n,), lambda i: a[i] + b[i], name="C")
     rng = rng_for(name)
     x, y = uniform(rng, (n,), dtype), uniform(rng, (n,), dtype)
-    call = Call(
-        {"a": x, "b": y, "c": x + y}, [arg_input("a"), arg_input("b"), arg_output("c")]
-    )
+    call = Call({"a": x, "b": y, "c": x + y}, [arg_input("a"), arg_input("b"), arg_output("c")])
     threads = min(GPU_THREADS, n)
     return KernelCase(
         name,
@@ -261,9 +253,7 @@ def case_matmul() -> KernelCase:
     rng = rng_for(name)
     x, y = uniform(rng, (m, k)), uniform(rng, (k, n))
     ref = (x.astype("float64") @ y.astype("float64")).astype("float32")
-    call = Call(
-        {"a": x, "b": y, "c": ref}, [arg_input("a"), arg_input("b"), arg_output("c")]
-    )
+    call = Call({"a": x, "b": y, "c": ref}, [arg_input("a"), arg_input("b"), arg_output("c")])
     return KernelCase(
         name,
         f"fp32 matmul C[{m},{n}] = A[{m},{k}] @ B[{k},{n}]",
@@ -316,9 +306,7 @@ def case_dyn_muladd() -> KernelCase:
     n = te.var("n")
     a = te.placeholder((n,), "float32", name="A")
     b = te.placeholder((n,), "float32", name="B")
-    c = te.compute(
-        (n,), lambda i: a[i] * b[i] + tvm.tirx.const(1.0, "float32"), name="C"
-    )
+    c = te.compute((n,), lambda i: a[i] * b[i] + tvm.tirx.const(1.0, "float32"), name="C")
     rng = rng_for(name)
     calls = []
     for size in (17, 1000):
@@ -333,16 +321,14 @@ def case_dyn_muladd() -> KernelCase:
         )
     return KernelCase(
         name,
-        "symbolic shape: C[n] = A[n] * B[n] + 1 (n is a symbolic var; "
-        "called with n=17 and n=1000)",
+        "symbolic shape: C[n] = A[n] * B[n] + 1 (n is a symbolic var; called with n=17 and n=1000)",
         finalize(name, te.create_prim_func([a, b, c])),
         calls,
         1e-6,
         1e-6,
         schedule={t: sched_elementwise("C") for t in GPU_TARGETS},
         notes={
-            t: "; the device kernel takes n as an extra int32 argument; "
-            "grid = ceil(n/64)"
+            t: "; the device kernel takes n as an extra int32 argument; grid = ceil(n/64)"
             for t in GPU_TARGETS
         },
     )
@@ -353,9 +339,7 @@ def case_parallel() -> KernelCase:
     a = te.placeholder((n, n), "float32", name="A")
     b = te.compute(
         (n, n),
-        lambda i, j: (
-            a[i, j] * tvm.tirx.const(2.0, "float32") + tvm.tirx.const(1.0, "float32")
-        ),
+        lambda i, j: a[i, j] * tvm.tirx.const(2.0, "float32") + tvm.tirx.const(1.0, "float32"),
         name="B",
     )
     rng = rng_for(name)
@@ -367,8 +351,7 @@ def case_parallel() -> KernelCase:
     )
     return KernelCase(
         name,
-        f"B[{n},{n}] = A * 2 + 1 with the outer loop parallel "
-        "(calls __TVMBackendParallelLaunch)",
+        f"B[{n},{n}] = A * 2 + 1 with the outer loop parallel (calls __TVMBackendParallelLaunch)",
         finalize(name, te.create_prim_func([a, b])),
         [call],
         1e-6,
@@ -389,9 +372,7 @@ def case_workspace() -> KernelCase:
     x, y = uniform(rng, (m,)), uniform(rng, (n,))
     outer = x.astype("float64")[:, None] * y.astype("float64")[None, :]
     ref = (outer * outer).sum(axis=0).astype("float32")
-    call = Call(
-        {"a": x, "b": y, "c": ref}, [arg_input("a"), arg_input("b"), arg_output("c")]
-    )
+    call = Call({"a": x, "b": y, "c": ref}, [arg_input("a"), arg_input("b"), arg_output("c")])
     gpu = sched_chain(sched_elementwise("T"), sched_elementwise("C", spatial=1))
     return KernelCase(
         name,
@@ -418,9 +399,7 @@ def case_multi_out() -> KernelCase:
     b = te.placeholder((n,), "float32", name="B")
     alpha = te.var("alpha", "float32")
     beta = te.var("beta", "int32")
-    o1, o2 = te.compute(
-        (n,), lambda i: (a[i] * alpha + b[i], a[i] - beta.astype("float32")), name="O"
-    )
+    o1, o2 = te.compute((n,), lambda i: (a[i] * alpha + b[i], a[i] - beta.astype("float32")), name="O")
     rng = rng_for(name)
     x, y = uniform(rng, (n,)), uniform(rng, (n,))
     alpha_v, beta_v = 1.5, 3
@@ -560,8 +539,7 @@ def model_mlp_dyn() -> ModelCase:
         calls.append(
             Call(
                 {"x" + sfx: x, **p, "logits" + sfx: y, "hidden" + sfx: h},
-                [arg_input("x" + sfx)]
-                + [arg_input(k) for k in ("w1", "b1", "w2", "b2")],
+                [arg_input("x" + sfx)] + [arg_input(k) for k in ("w1", "b1", "w2", "b2")],
                 outputs=["logits" + sfx, "hidden" + sfx],
             )
         )
@@ -577,9 +555,7 @@ def model_mlp_dyn() -> ModelCase:
     )
 
 
-def conv_ref(
-    x: np.ndarray, w: np.ndarray, b: np.ndarray, wd: np.ndarray, bd: np.ndarray
-) -> np.ndarray:
+def conv_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray, wd: np.ndarray, bd: np.ndarray) -> np.ndarray:
     xd = np.pad(x.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
     n, _, hh, ww = x.shape
     co = w.shape[0]
@@ -667,13 +643,9 @@ def walk_modules(mod: tvm.runtime.Module) -> list[tvm.runtime.Module]:
     return found
 
 
-_WS_CALL = re.compile(
-    r"call ptr %[\w.]+\(i32 (\d+), i32 [^,]+, i64 (%?[\w.]+), i32 \d+, i32 \d+\)"
-)
+_WS_CALL = re.compile(r"call ptr %[\w.]+\(i32 (\d+), i32 [^,]+, i64 (%?[\w.]+), i32 \d+, i32 \d+\)")
 _CL_KERNEL = re.compile(r"__kernel void (\w+)\(")
-_CU_KERNEL = re.compile(
-    r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\('
-)
+_CU_KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(')
 
 
 def inspect_built(mod: tvm.runtime.Module) -> dict[str, Any]:
@@ -709,9 +681,7 @@ def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for key in sorted(arrays):
             buf = io.BytesIO()
-            np.lib.format.write_array(
-                buf, np.ascontiguousarray(arrays[key]), allow_pickle=False
-            )
+            np.lib.format.write_array(buf, np.ascontiguousarray(arrays[key]), allow_pickle=False)
             info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
@@ -766,9 +736,7 @@ def run_kernel_cpu(fn: Any, call: Call) -> dict[str, np.ndarray]:
     return {k: t.numpy() for k, t in outs.items()}
 
 
-def check(
-    label: str, got: dict[str, np.ndarray], call: Call, rtol: float, atol: float
-) -> None:
+def check(label: str, got: dict[str, np.ndarray], call: Call, rtol: float, atol: float) -> None:
     for key, value in got.items():
         np.testing.assert_allclose(
             value.astype("float64"),
@@ -779,18 +747,14 @@ def check(
         )
 
 
-def run_vm_cpu(
-    mod: tvm.runtime.Module, call: Call, is_tuple: bool
-) -> dict[str, np.ndarray]:
+def run_vm_cpu(mod: tvm.runtime.Module, call: Call, is_tuple: bool) -> dict[str, np.ndarray]:
     dev = tvm.cpu(0)
     vm = relax.VirtualMachine(mod, dev)
     inputs = [tvm.runtime.tensor(call.arrays[a["key"]], dev) for a in call.args]
     res = vm["main"](*inputs)
     results = list(res) if is_tuple else [res]
     if len(results) != len(call.outputs):
-        raise AssertionError(
-            f"expected {len(call.outputs)} outputs, got {len(results)}"
-        )
+        raise AssertionError(f"expected {len(call.outputs)} outputs, got {len(results)}")
     return {k: r.numpy() for k, r in zip(call.outputs, results, strict=True)}
 
 
@@ -890,15 +854,12 @@ class OpenCLChecker:
                 if ctype.startswith("__global"):
                     if pname not in bufs:  # intermediate (workspace) buffer
                         decl = re.search(
-                            r"T\.decl_buffer\(\(([\d, ]+)\),(?: \"(\w+)\",)? data="
-                            + re.escape(pname),
+                            r"T\.decl_buffer\(\(([\d, ]+)\),(?: \"(\w+)\",)? data=" + re.escape(pname),
                             script,
                         )
                         if decl is None:
                             raise RuntimeError(f"{name}: cannot size {pname}")
-                        numel = int(
-                            np.prod([int(v) for v in decl.group(1).split(",") if v])
-                        )
+                        numel = int(np.prod([int(v) for v in decl.group(1).split(",") if v]))
                         nbytes = numel * np.dtype(decl.group(2) or "float32").itemsize
                         bufs[pname] = cl.Buffer(self.ctx, mf.READ_WRITE, size=nbytes)
                     args.append(bufs[pname])
@@ -912,9 +873,7 @@ class OpenCLChecker:
             cl.enqueue_copy(self.queue, host, mem)
             got[key] = host
         self.queue.finish()
-        check(
-            f"opencl/{case.name} on {self.device.name}", got, call, case.rtol, case.atol
-        )
+        check(f"opencl/{case.name} on {self.device.name}", got, call, case.rtol, case.atol)
 
 
 # --------------------------------------------------------------------------------------
@@ -922,9 +881,7 @@ class OpenCLChecker:
 # --------------------------------------------------------------------------------------
 
 
-def build_kernels(
-    out: Path, manifest: list[dict[str, Any]], ocl: OpenCLChecker | None
-) -> None:
+def build_kernels(out: Path, manifest: list[dict[str, Any]], ocl: OpenCLChecker | None) -> None:
     for case in kernel_cases():
         # The unscheduled computation on CPU is the reference for the GPU artifacts.
         cpu_ref = tvm.compile(case.func, target=make_target("cpu"))
@@ -970,9 +927,7 @@ def build_kernels(
             }
             entry.update(inspect_built(built.mod))
             manifest.append(entry)
-            print(
-                f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}"
-            )
+            print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")
 
 
 def build_models(out: Path, manifest: list[dict[str, Any]]) -> None:
@@ -1011,9 +966,7 @@ def build_models(out: Path, manifest: list[dict[str, Any]]) -> None:
             }
             entry.update(inspect_built(built.mod))
             manifest.append(entry)
-            print(
-                f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}"
-            )
+            print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1041,10 +994,7 @@ def main(argv: list[str] | None = None) -> int:
         for stale in [*d.glob("*.so"), *d.glob("*.npz")]:
             stale.unlink()
 
-    print(
-        f"apache-tvm {tvm.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, "
-        f"numpy {np.__version__}"
-    )
+    print(f"apache-tvm {tvm.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, numpy {np.__version__}")
     manifest: list[dict[str, Any]] = []
     ocl = OpenCLChecker() if ns.check_opencl else None
     build_kernels(out, manifest, ocl)
