@@ -103,3 +103,44 @@ def test_time_evaluator_on_artifact():
     assert len(result.results) == 4
     assert 0 < result.min <= result.median <= result.max < 0.01
     assert "mean (ms)" in str(result)
+
+
+def test_config_threadpool_resizes_the_pool():
+    from conftest import run_python
+
+    proc = run_python(
+        f"""
+        import sys, numpy as np, tvm
+        sys.path.insert(0, {str(ARTIFACTS.parent)!r})
+        from conftest import case, run_kernel_call
+        c = case("cpu", "parallel_scale")
+        config = tvm.get_global_func("runtime.config_threadpool")
+        for n in (3, 1, 2):
+            config(0, n)
+            assert tvm.runtime.num_threads() == n
+            for key, out, exp in run_kernel_call(tvm, c, c["calls"][0], tvm.cpu(0)):
+                np.testing.assert_allclose(out.numpy(), exp, rtol=c["rtol"], atol=c["atol"])
+        print("ok")
+        """
+    )
+    assert proc.stdout.strip() == "ok"
+
+
+def test_time_evaluator_with_cache_flush():
+    c = case("cpu", "matmul")
+    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
+    call = c["calls"][0]
+    data = np.load(ARTIFACTS / call["npz"])
+    args = [
+        tvm.runtime.tensor(data[a["key"]])
+        if a["kind"] == "input"
+        else tvm.runtime.empty(a["shape"], a["dtype"])
+        for a in call["args"]
+    ]
+    timer = mod.time_evaluator(
+        c["function"], tvm.cpu(0), number=3, repeat=2, f_preproc="cache_flush_cpu_non_first_arg"
+    )
+    assert len(timer(*args).results) == 2
+    np.testing.assert_allclose(
+        args[-1].numpy(), data[call["args"][-1]["key"]], rtol=c["rtol"], atol=c["atol"]
+    )
