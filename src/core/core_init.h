@@ -11,6 +11,7 @@ void RegisterTensorGlobals();
 void RegisterThreadPoolGlobals();
 void RegisterParamsGlobals();
 void RegisterTimeEvaluator();
+void RegisterVM();
 void RegisterMissingBackendLoaders();
 void RegisterContextSymbols();
 

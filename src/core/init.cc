@@ -47,6 +47,7 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterThreadPoolGlobals();
         RegisterParamsGlobals();
         RegisterTimeEvaluator();
+        RegisterVM();
         RegisterMissingBackendLoaders();
       },
       err, err_len);

@@ -32,9 +32,6 @@ constexpr KindInfo kDeviceKinds[] = {
     {"hip", kDLROCM, nullptr},
     {"hsaco", kDLROCM, nullptr},
     {"webgpu", 0, "WebGPU modules run only in TVM's web (wasm) runtime"},
-    {"relax.VMExecutable", 0,
-     "Relax VM executables are not supported by this tvm-runtime release yet; the Relax VM is "
-     "planned for the core wheel"},
 };
 
 [[noreturn]] void ThrowMissing(const KindInfo& info) {

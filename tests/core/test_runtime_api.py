@@ -189,3 +189,22 @@ def test_params_written_by_apache_tvm_027_load():
         np.testing.assert_array_equal(loaded[name].numpy(), expected[name])
     # Our writer produces the same bytes for the same dict (same format, same order).
     assert tvm.runtime.save_param_dict({k: loaded[k] for k in ("weight", "bias", "half")}) == blob
+
+
+def test_load_module_relative_path(tmp_path, monkeypatch):
+    import shutil
+
+    from conftest import ARTIFACTS
+
+    shutil.copy(ARTIFACTS / "cpu" / "add.so", tmp_path / "add.so")
+    monkeypatch.chdir(tmp_path)
+    mod = tvm.runtime.load_module("add.so")  # a bare name must not go through the library path
+    a = tvm.runtime.tensor(np.ones(1024, "float32"))
+    c = tvm.runtime.empty((1024,), "float32")
+    mod["add"](a, a, c)
+    np.testing.assert_array_equal(c.numpy(), 2)
+
+
+def test_load_params_missing_file():
+    with pytest.raises(FileNotFoundError):
+        tvm.runtime.load_param_dict_from_file("/nonexistent/params.bin")

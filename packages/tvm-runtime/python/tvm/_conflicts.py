@@ -18,7 +18,9 @@ _FOREIGN_MARKERS = (
     os.path.join("lib", "libtvm_compiler.so"),
     os.path.join("lib", "libtvm.so"),
     "libtvm.so",
-    os.path.join("relax", "__init__.py"),
+    # tvm-runtime ships tvm/relax/__init__.py itself (the VirtualMachine alias), so the marker
+    # is a file only the compiler distributions have.
+    os.path.join("relax", "transform", "__init__.py"),
     os.path.join("tirx", "__init__.py"),
     os.path.join("target", "__init__.py"),
 )

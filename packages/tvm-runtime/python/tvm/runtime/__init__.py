@@ -39,6 +39,16 @@ from .params import (
     save_param_dict_to_file,
 )
 
+
+def __getattr__(name: str):
+    # `tvm.runtime.vm` is imported on first use so that `import tvm` stays cheap.
+    if name == "vm":
+        import importlib
+
+        return importlib.import_module(".vm", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BenchmarkResult",
     "DataType",
@@ -69,6 +79,7 @@ __all__ = [
     "save_param_dict_to_file",
     "system_lib",
     "tensor",
+    "vm",
     "vpi",
     "vulkan",
     "webgpu",

@@ -93,7 +93,8 @@ class Module(tvm_ffi.Module):
 
 def load_module(path: str | os.PathLike) -> Module:
     """Load an artifact produced by apache-tvm's ``export_library`` (a ``.so``)."""
-    path = os.fspath(path)
+    # Absolute, as apache-tvm does: dlopen would search the library path for a bare "model.so".
+    path = os.path.abspath(os.fspath(path))
     if path.endswith((".o", ".tar")):
         raise ValueError(
             f"{path}: object files and tar archives must be linked into a shared library first; "

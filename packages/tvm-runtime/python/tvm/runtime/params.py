@@ -36,4 +36,7 @@ def load_param_dict(param_bytes: bytes | bytearray) -> dict[str, Tensor]:
 
 
 def load_param_dict_from_file(path: str | os.PathLike) -> dict[str, Tensor]:
-    return dict(_ffi_api.LoadParamsFromFile(os.fspath(path)))
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such params file: {path}")
+    return dict(_ffi_api.LoadParamsFromFile(path))

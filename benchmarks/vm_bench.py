@@ -1,0 +1,300 @@
+"""End-to-end latency of Relax models: tvm-runtime's VM vs apache-tvm 0.27's VM on the CPU.
+
+    python benchmarks/vm_bench.py --ours-python PY --apache-python PY \\
+        [--out results/vm_bench.json] [--markdown results/vm_bench.md]
+
+For every CPU ``vm`` case of ``tests/artifacts/manifest.json`` (mlp, mlp_dyn with batch 3 and
+50, convnet) each child process, in one venv or the other, runs the deploy-script path
+
+    mod = tvm.runtime.load_module(so); vm = VirtualMachine(mod, tvm.cpu()); vm["main"](*inputs)
+
+checks the result against the npz, then times blocks of calls to ``vm["main"](*inputs)``
+(inputs already on the device; per-call time includes the Python call, the interpreter, the
+builtins, the allocations and the TIR kernels). It also reports the "cold" time of one child:
+``load_module`` + ``VirtualMachine`` + first call.
+
+The two venvs run in interleaved child processes (ours, apache, then apache, ours, ...) so that
+machine drift hits both alike. Results (median, p10, p90 per series; ratio ours/apache of the
+medians and the median of per-round ratios) go to a JSON file. Target from the issue: call
+latency median <= 1.05x apache-tvm for every model. This is a benchmark, not a test: the exit
+status is 0 unless ``--fail-on-target`` is given and a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _stats import median, ratio, summarize
+from core_bench import machine_info, probe_venv
+
+RATIO_LIMIT = 1.05
+REPO = Path(__file__).resolve().parent.parent
+
+_CHILD = """\
+import gc
+import json
+import sys
+import time
+
+import numpy as np
+
+spec = json.loads(sys.argv[1])
+import tvm
+from tvm.runtime.vm import VirtualMachine
+
+data = np.load(spec["npz"])
+dev = tvm.cpu(0)
+args = tuple(tvm.runtime.tensor(data[k], dev) for k in spec["inputs"])
+
+
+def check(out, when):
+    outs = list(out) if len(spec["outputs"]) > 1 else [out]
+    for key, t in zip(spec["outputs"], outs):
+        got, want = t.numpy(), data[key]
+        if got.shape != want.shape or not np.allclose(got, want, rtol=spec["rtol"], atol=spec["atol"]):
+            raise SystemExit(f"WRONG RESULT ({when}) for {key!r}")
+
+
+t0 = time.perf_counter()
+mod = tvm.runtime.load_module(spec["artifact"])
+vm = VirtualMachine(mod, dev)
+f = vm["main"]
+out = f(*args)
+cold_ms = (time.perf_counter() - t0) * 1e3
+check(out, "first call")
+del out
+for _ in range(spec["warmup"]):
+    f(*args)
+rng = range(spec["iters"])
+per_call_ns = []
+gc.disable()
+for _ in range(spec["blocks"]):
+    t = time.perf_counter_ns()
+    for _ in rng:
+        f(*args)
+    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
+gc.enable()
+check(f(*args), "after timing")
+print(json.dumps({"per_call_ns": per_call_ns, "cold_ms": cold_ms}))
+"""
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _child_env(num_threads: int | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONNOUSERSITE"] = "1"
+    if num_threads is not None:
+        env["TVM_NUM_THREADS"] = str(num_threads)
+    return env
+
+
+def _run_child(argv: Sequence[str], cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed (rc={proc.returncode}):\n{(proc.stderr or proc.stdout)[-4000:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    if not lines:
+        raise RuntimeError("child printed nothing")
+    return json.loads(lines[-1])
+
+
+def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
+    """One spec per (CPU vm case, call) of the manifest, e.g. mlp_dyn@x_n3."""
+    doc = json.loads(manifest.read_text())
+    base = manifest.parent
+    specs = []
+    for case in doc["cases"]:
+        if case["kind_of_case"] != "vm" or case["target"] != "cpu" or case["name"] not in names:
+            continue
+        for call in case["calls"]:
+            inputs = [a["key"] for a in call["args"]]
+            label = case["name"] if len(case["calls"]) == 1 else f"{case['name']}@{inputs[0]}"
+            specs.append(
+                {
+                    "label": label,
+                    "artifact": str((base / case["file"]).resolve()),
+                    "npz": str((base / call["npz"]).resolve()),
+                    "inputs": inputs,
+                    "outputs": call["outputs"],
+                    "rtol": case["rtol"],
+                    "atol": case["atol"],
+                }
+            )
+    return specs
+
+
+def bench_model(
+    spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
+) -> dict[str, dict[str, list[float]]]:
+    raw = {key: {"per_call_us": [], "child_medians_us": [], "cold_ms": []} for key in pythons}
+    order = list(pythons)
+    for r in range(rounds):
+        for key in order if r % 2 == 0 else reversed(order):
+            rec = _run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
+            us = [ns / 1e3 for ns in rec["per_call_ns"]]
+            raw[key]["per_call_us"].extend(us)
+            raw[key]["child_medians_us"].append(median(us))
+            raw[key]["cold_ms"].append(rec["cold_ms"])
+    return raw
+
+
+def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+    ours, ref = raw["ours"], raw["apache"]
+    paired = [ratio(a, b) for a, b in zip(ours["child_medians_us"], ref["child_medians_us"])]
+    out: dict[str, Any] = {
+        key: {
+            "per_call_us": summarize(r["per_call_us"]).to_dict(3),
+            "child_medians_us": summarize(r["child_medians_us"]).to_dict(3),
+            "cold_ms": summarize(r["cold_ms"]).to_dict(3),
+        }
+        for key, r in raw.items()
+    }
+    out["ratio_ours_vs_apache"] = {
+        "per_call_median": round(ratio(median(ours["per_call_us"]), median(ref["per_call_us"])), 4),
+        "per_call_p10": round(
+            ratio(summarize(ours["per_call_us"]).p10, summarize(ref["per_call_us"]).p10), 4
+        ),
+        "per_call_paired_median": round(median(paired), 4),
+        "cold_median": round(ratio(median(ours["cold_ms"]), median(ref["cold_ms"])), 4),
+    }
+    return out
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "| model | ours (us/call) | apache-tvm 0.27 (us/call) | ratio | target | cold: ours / apache (ms) |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def cell(s: dict[str, float], nd: int = 2) -> str:
+        return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
+
+    for label, m in results["models"].items():
+        r = m["ratio_ours_vs_apache"]["per_call_median"]
+        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
+        lines.append(
+            f"| {label} | {cell(m['ours']['per_call_us'])} | {cell(m['apache']['per_call_us'])} | "
+            f"{r:.3f}x | <= {RATIO_LIMIT}x {verdict} | "
+            f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
+        )
+    cfg, mach = results["config"], results["machine"]
+    lines += [
+        "",
+        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} "
+        f"calls per variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs. "
+        'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
+        "VirtualMachine + first call.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
+    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
+    p.add_argument("--manifest", type=Path, default=REPO / "tests" / "artifacts" / "manifest.json")
+    p.add_argument("--models", default="mlp,mlp_dyn,convnet", help="comma-separated case names")
+    p.add_argument("--out", type=Path, default=Path("results/vm_bench.json"))
+    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p.add_argument("--rounds", type=int, default=8, help="children per variant and model (default 8)")
+    p.add_argument("--blocks", type=int, default=15, help="timed blocks per child (default 15)")
+    p.add_argument("--iters", type=int, default=2000, help="calls per block (default 2000)")
+    p.add_argument("--warmup", type=int, default=2000, help="untimed calls per child (default 2000)")
+    p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
+    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
+    args = p.parse_args(argv)
+    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
+        p.error("counts must be positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    t_begin = time.perf_counter()
+    load_before = os.getloadavg()
+    specs = model_specs(args.manifest, args.models.split(","))
+    if not specs:
+        raise SystemExit(f"no CPU vm cases named {args.models} in {args.manifest}")
+    pythons = {"ours": args.ours_python, "apache": args.apache_python}
+    env = _child_env(args.num_threads)
+    models: dict[str, Any] = {}
+    raw_all: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="vm_bench_") as cwd:  # keep the repo off sys.path
+        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
+        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
+            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        for spec in specs:
+            spec = dict(spec, blocks=args.blocks, iters=args.iters, warmup=args.warmup)
+            t0 = time.perf_counter()
+            raw = bench_model(spec, pythons, args.rounds, cwd, env)
+            models[spec["label"]] = summarize_model(raw)
+            raw_all[spec["label"]] = raw
+            r = models[spec["label"]]["ratio_ours_vs_apache"]["per_call_median"]
+            _log(
+                f"  {spec['label']:16s} ours {models[spec['label']]['ours']['per_call_us']['median']:8.2f} us"
+                f"  apache {models[spec['label']]['apache']['per_call_us']['median']:8.2f} us"
+                f"  ratio {r:.3f}  ({time.perf_counter() - t0:.0f}s)"
+            )
+    targets = [
+        {
+            "name": "call_latency",
+            "model": label,
+            "measured": m["ratio_ours_vs_apache"]["per_call_median"],
+            "limit": RATIO_LIMIT,
+            "comparison": "<=",
+            "unit": "x apache-tvm (median us per vm['main'] call)",
+            "pass": m["ratio_ours_vs_apache"]["per_call_median"] <= RATIO_LIMIT,
+        }
+        for label, m in models.items()
+    ]
+    results: dict[str, Any] = {
+        "schema_version": 1,
+        "benchmark": "vm_bench",
+        "created_unix": int(time.time()),
+        "duration_s": round(time.perf_counter() - t_begin, 1),
+        "machine": {
+            **machine_info(),
+            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+            "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "venvs": venvs,
+        "config": {
+            "rounds": args.rounds,
+            "blocks": args.blocks,
+            "iters": args.iters,
+            "warmup": args.warmup,
+            "num_threads": args.num_threads,
+            "manifest": str(args.manifest),
+            "units": {"per_call": "microseconds", "cold": "milliseconds"},
+            "schedule": "ours/apache children interleaved, order reversed every other round",
+        },
+        "models": models,
+        "targets": targets,
+        "all_targets_pass": all(t["pass"] for t in targets),
+        "raw": raw_all,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    _log(f"wrote {args.out}")
+    md = render_markdown(results)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(md)
+    print(md)
+    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

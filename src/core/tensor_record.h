@@ -1,0 +1,112 @@
+/*
+ * apache-tvm 0.27's serialized tensor record, shared by the params blob (params.cc) and the
+ * Relax VM constant pool (vm/executable.cc):
+ *   u64 kTensorMagic; u64 reserved; i32 device_type(=CPU); i32 device_id; i32 ndim;
+ *   DLDataType; ndim x i64 shape; i64 nbytes; raw little-endian data
+ * Records always hold host data; reading one gives a CPU tensor.
+ */
+#ifndef TVM_RUNTIME_CORE_TENSOR_RECORD_H_
+#define TVM_RUNTIME_CORE_TENSOR_RECORD_H_
+
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/optional.h>
+#include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/blob_reader.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device_registry.h"
+
+namespace tvm_runtime {
+namespace core {
+
+constexpr uint64_t kTensorRecordMagic = 0xDD5E40F096B4A13FULL;
+
+namespace tensor_record_detail {
+
+template <typename T>
+void Put(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+inline ::tvm::ffi::Tensor AllocHost(const std::vector<int64_t>& shape, DLDataType dtype) {
+  static auto alloc = ::tvm::ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
+  return alloc(::tvm::ffi::Shape(shape), dtype, DLDevice{kDLCPU, 0},
+               ::tvm::ffi::Optional<::tvm::ffi::String>())
+      .cast<::tvm::ffi::Tensor>();
+}
+
+inline void CopyToHost(const ::tvm::ffi::Tensor& t, void* dst, uint64_t nbytes) {
+  static auto copy = ::tvm::ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyToBytes");
+  copy(t, dst, static_cast<int64_t>(nbytes));
+}
+
+// Bulk copy through the bounds-checked reader, a page at a time.
+inline void ReadRaw(backend::BlobReader* r, char* dst, size_t n) {
+  struct Page {
+    char bytes[4096];
+  };
+  while (n >= sizeof(Page)) {
+    Page p = r->Read<Page>();
+    std::memcpy(dst, p.bytes, sizeof(Page));
+    dst += sizeof(Page);
+    n -= sizeof(Page);
+  }
+  for (; n != 0; --n) *dst++ = r->Read<char>();
+}
+
+}  // namespace tensor_record_detail
+
+/* Appends the record of `t` (any device; device data is copied to the host). */
+inline void WriteTensorRecord(std::string* out, const ::tvm::ffi::Tensor& t) {
+  using tensor_record_detail::Put;
+  if (!t.IsContiguous()) backend::ThrowError("ValueError", "cannot save a non-contiguous tensor");
+  const DLTensor* dl = t.GetDLTensorPtr();
+  uint64_t nbytes = ::tvm::ffi::GetDataSize(*dl);
+  Put<uint64_t>(out, kTensorRecordMagic);
+  Put<uint64_t>(out, 0);
+  Put<int32_t>(out, kDLCPU);  // records always hold host data
+  Put<int32_t>(out, 0);
+  Put<int32_t>(out, dl->ndim);
+  Put<DLDataType>(out, dl->dtype);
+  for (int i = 0; i < dl->ndim; ++i) Put<int64_t>(out, dl->shape[i]);
+  Put<int64_t>(out, static_cast<int64_t>(nbytes));
+  size_t at = out->size();
+  out->resize(at + nbytes);
+  if (nbytes != 0) tensor_record_detail::CopyToHost(t, &(*out)[at], nbytes);
+}
+
+/* Reads one record into a new CPU tensor; a malformed record is a ValueError from `r`. */
+inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
+  if (r->Read<uint64_t>() != kTensorRecordMagic) r->Fail("bad tensor magic");
+  r->Read<uint64_t>();
+  DLDevice dev{static_cast<DLDeviceType>(r->Read<int32_t>()), r->Read<int32_t>()};
+  if (dev.device_type != kDLCPU) r->Fail("tensor record is not a CPU tensor");
+  int32_t ndim = r->Read<int32_t>();
+  if (ndim < 0 || ndim > 64) r->Fail("implausible ndim " + std::to_string(ndim));
+  DLDataType dtype = r->Read<DLDataType>();
+  std::vector<int64_t> shape(ndim);
+  for (auto& d : shape) d = r->Read<int64_t>();
+  int64_t nbytes = r->Read<int64_t>();
+  DLTensor proto{};
+  proto.ndim = ndim;
+  proto.shape = shape.data();
+  proto.dtype = dtype;
+  if (nbytes < 0 || static_cast<uint64_t>(nbytes) != ::tvm::ffi::GetDataSize(proto) ||
+      static_cast<uint64_t>(nbytes) > r->remaining()) {
+    r->Fail("tensor data size does not match its shape and dtype");
+  }
+  ::tvm::ffi::Tensor t = tensor_record_detail::AllocHost(shape, dtype);
+  tensor_record_detail::ReadRaw(r, static_cast<char*>(t.GetDLTensorPtr()->data),
+                                static_cast<size_t>(nbytes));
+  return t;
+}
+
+}  // namespace core
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_CORE_TENSOR_RECORD_H_

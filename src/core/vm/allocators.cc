@@ -1,0 +1,291 @@
+#include "allocators.h"
+
+#include <tvm_runtime/backend/error.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../device_registry.h"
+
+namespace tvm_runtime {
+namespace core {
+namespace vm {
+namespace {
+
+namespace ffi = ::tvm::ffi;
+
+bool IsHostLike(int device_type) {
+  return device_type == kDLCPU || device_type == kDLCUDAHost || device_type == kDLROCMHost;
+}
+
+// Devices whose `data` handles are raw addresses, so an offset can be folded into the pointer.
+bool HasPointerArithmetic(int device_type) {
+  switch (device_type) {
+    case kDLCPU:
+    case kDLCUDA:
+    case kDLCUDAHost:
+    case kDLCUDAManaged:
+    case kDLROCM:
+    case kDLROCMHost:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void DropRaisedError() {
+  TVMFFIObjectHandle ignored = nullptr;
+  TVMFFIErrorMoveFromRaised(&ignored);
+  if (ignored != nullptr) TVMFFIObjectDecRef(ignored);
+}
+
+std::string Describe(DLDevice d) {
+  return DeviceTypeName(d.device_type) + ":" + std::to_string(d.device_id);
+}
+
+class NaiveAllocator final : public Allocator {
+ public:
+  using Allocator::Allocator;
+
+  Buffer Alloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint) final {
+    Buffer b;
+    b.data = DeviceAlloc(nbytes, alignment, type_hint);
+    b.size = nbytes;
+    b.device = device_;
+    return b;
+  }
+
+  void Free(const Buffer& buffer) noexcept final { DeviceFree(buffer.data); }
+};
+
+// Rounds every request up to whole pages and keeps freed blocks in per-size free lists.
+class PooledAllocator final : public Allocator {
+ public:
+  static constexpr uint64_t kPageSize = 4096;
+  using Allocator::Allocator;
+
+  Buffer Alloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint) final {
+    uint64_t size = (std::max<uint64_t>(nbytes, 1) + kPageSize - 1) / kPageSize * kPageSize;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pool_.find(size);
+      if (it != pool_.end() && !it->second.empty()) {
+        Buffer b = it->second.back();
+        it->second.pop_back();
+        return b;
+      }
+    }
+    Buffer b;
+    b.size = size;
+    b.device = device_;
+    try {
+      b.data = DeviceAlloc(size, alignment, type_hint);
+    } catch (const ffi::Error&) {
+      // Out of memory with blocks parked in the pool: give them back and try once more.
+      Clear();
+      b.data = DeviceAlloc(size, alignment, type_hint);
+    }
+    return b;
+  }
+
+  void Free(const Buffer& buffer) noexcept final {
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      pool_[buffer.size].push_back(buffer);
+    } catch (...) {
+      DeviceFree(buffer.data);  // could not park it (out of memory): release it instead
+    }
+  }
+
+  void Clear() noexcept final {
+    std::unordered_map<uint64_t, std::vector<Buffer>> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      blocks.swap(pool_);
+    }
+    for (auto& kv : blocks) {
+      for (const Buffer& b : kv.second) DeviceFree(b.data);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<uint64_t, std::vector<Buffer>> pool_;
+};
+
+struct AllocatorRegistry {
+  std::mutex mu;
+  // key: (device_type, device_id, allocator type)
+  std::map<std::tuple<int, int, int>, std::unique_ptr<Allocator>> allocators;
+};
+
+AllocatorRegistry& Registry() {
+  static AllocatorRegistry* registry = new AllocatorRegistry();  // leaked: see allocators.h
+  return *registry;
+}
+
+// NDAlloc of Allocator::Empty: the tensor owns one buffer of the allocator.
+struct OwnedBufferAlloc {
+  Allocator* allocator;
+  Buffer buffer;
+  void AllocData(DLTensor* t) { t->data = buffer.data; }
+  void FreeData(DLTensor*) { allocator->Free(buffer); }
+};
+
+// NDAlloc of StorageObj::AllocTensor: the tensor keeps its storage alive.
+struct StorageViewAlloc {
+  ffi::ObjectPtr<StorageObj> storage;
+  void AllocData(DLTensor* t, int64_t offset) {
+    char* base = static_cast<char*>(storage->buffer.data);
+    // Compiled kernels require byte_offset == 0 and assume 64-byte aligned data: where the
+    // handle is an address, fold an aligned offset into the pointer.
+    if (offset % TVM_RUNTIME_ALLOC_ALIGNMENT == 0 && HasPointerArithmetic(t->device.device_type)) {
+      t->data = base + offset;
+      t->byte_offset = 0;
+    } else {
+      t->data = base;
+      t->byte_offset = static_cast<uint64_t>(offset);
+    }
+  }
+  void FreeData(DLTensor*) {}
+};
+
+}  // namespace
+
+uint64_t StorageBytes(int64_t numel, DLDataType dtype) {
+  return ffi::GetDataSize(static_cast<size_t>(numel), dtype);
+}
+
+uint64_t StorageAlignment(DLDataType dtype) {
+  uint64_t elem = static_cast<uint64_t>(dtype.bits) * dtype.lanes / 8;
+  return std::max<uint64_t>(elem, TVM_RUNTIME_ALLOC_ALIGNMENT);
+}
+
+void* Allocator::DeviceAlloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint) {
+  void* data = nullptr;
+  if (api_->alloc_data(api_->self, device_.device_id, nbytes, alignment, type_hint, &data) != 0) {
+    backend::ThrowRaised();
+  }
+  if (data == nullptr && nbytes != 0) {
+    backend::ThrowError("RuntimeError", "allocation of " + std::to_string(nbytes) + " bytes on " +
+                                            Describe(device_) + " returned no memory");
+  }
+  return data;
+}
+
+void Allocator::DeviceFree(void* data) noexcept {
+  if (data == nullptr) return;
+  // A destructor cannot throw; drop the error (the driver is most likely shutting down).
+  if (api_->free_data(api_->self, device_.device_id, data) != 0) DropRaisedError();
+}
+
+ffi::Tensor Allocator::Empty(ffi::ShapeView shape, DLDataType dtype) {
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) backend::ThrowError("ValueError", "negative dimension in tensor shape");
+    numel *= d;
+  }
+  Buffer b = Alloc(StorageBytes(numel, dtype), StorageAlignment(dtype), dtype);
+  try {
+    return ffi::Tensor::FromNDAlloc(OwnedBufferAlloc{this, b}, shape, dtype, device_);
+  } catch (...) {
+    Free(b);
+    throw;
+  }
+}
+
+Allocator* GetAllocator(DLDevice device, int type) {
+  if (type != static_cast<int>(AllocatorType::kNaive) &&
+      type != static_cast<int>(AllocatorType::kPooled)) {
+    backend::ThrowError("ValueError", "unknown VM allocator type " + std::to_string(type) +
+                                          " (1 = naive, 2 = pooled)");
+  }
+  const TVMRuntimeDeviceAPI& api = RequireDevice(device.device_type);
+  AllocatorRegistry& reg = Registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto key = std::make_tuple(static_cast<int>(device.device_type), device.device_id, type);
+  auto it = reg.allocators.find(key);
+  if (it != reg.allocators.end()) return it->second.get();
+  std::unique_ptr<Allocator> alloc;
+  if (type == static_cast<int>(AllocatorType::kNaive)) {
+    alloc = std::make_unique<NaiveAllocator>(device, AllocatorType::kNaive, &api);
+  } else {
+    alloc = std::make_unique<PooledAllocator>(device, AllocatorType::kPooled, &api);
+  }
+  Allocator* out = alloc.get();
+  reg.allocators.emplace(key, std::move(alloc));
+  return out;
+}
+
+void ClearAllocators() {
+  AllocatorRegistry& reg = Registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  for (auto& kv : reg.allocators) kv.second->Clear();
+}
+
+ffi::Tensor StorageObj::AllocTensor(int64_t offset, ffi::ShapeView shape, DLDataType dtype) {
+  if (dtype.lanes < 1 || (dtype.bits % 8 != 0 && !(dtype.bits == 1 && dtype.code == kDLUInt) &&
+                          dtype.code != kDLBool)) {
+    backend::ThrowError("ValueError", "alloc_tensor: unsupported dtype " +
+                                          std::string(ffi::DLDataTypeToString(dtype)));
+  }
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) backend::ThrowError("ValueError", "alloc_tensor: negative dimension in shape");
+    numel *= d;
+  }
+  uint64_t needed = StorageBytes(numel, dtype);
+  if (offset < 0 || static_cast<uint64_t>(offset) > buffer.size ||
+      needed > buffer.size - static_cast<uint64_t>(offset)) {
+    backend::ThrowError("ValueError", "alloc_tensor: a tensor of " + std::to_string(needed) +
+                                          " bytes at offset " + std::to_string(offset) +
+                                          " does not fit in a storage of " +
+                                          std::to_string(buffer.size) + " bytes");
+  }
+  return ffi::Tensor::FromNDAlloc(StorageViewAlloc{ffi::GetObjectPtr<StorageObj>(this)}, shape,
+                                  dtype, buffer.device, offset);
+}
+
+void CopyTensorData(const DLTensor* from, DLTensor* to) {
+  if (!ffi::IsContiguous(*from) || !ffi::IsContiguous(*to)) {
+    backend::ThrowError("ValueError", "device copies need compact (contiguous) tensors");
+  }
+  uint64_t n = ffi::GetDataSize(*from);
+  if (n != ffi::GetDataSize(*to)) {
+    backend::ThrowError("ValueError", "cannot copy between tensors of different byte sizes (" +
+                                          std::to_string(n) + " vs " +
+                                          std::to_string(ffi::GetDataSize(*to)) + ")");
+  }
+  int ft = from->device.device_type, tt = to->device.device_type;
+  if (ft != tt && !IsHostLike(ft) && !IsHostLike(tt)) {
+    backend::ThrowError("ValueError", "cannot copy directly from " + Describe(from->device) +
+                                          " to " + Describe(to->device) +
+                                          "; copy through a CPU tensor");
+  }
+  if (n == 0) return;
+  DLDevice owner = IsHostLike(ft) ? to->device : from->device;
+  const TVMRuntimeDeviceAPI& api = RequireDevice(owner.device_type);
+  Check(api.copy_data(api.self, from->data, from->byte_offset, to->data, to->byte_offset, n,
+                      from->device, to->device, from->dtype, nullptr));
+  Check(api.stream_sync(api.self, owner.device_id, nullptr));
+}
+
+ffi::Tensor TensorOnDevice(const ffi::Tensor& src, DLDevice device, Allocator* alloc) {
+  const DLTensor* s = src.GetDLTensorPtr();
+  if (s->device.device_type == device.device_type && s->device.device_id == device.device_id) {
+    return src;
+  }
+  ffi::Tensor dst = alloc->Empty(src.shape(), s->dtype);
+  CopyTensorData(s, const_cast<DLTensor*>(dst.GetDLTensorPtr()));
+  return dst;
+}
+
+}  // namespace vm
+}  // namespace core
+}  // namespace tvm_runtime
