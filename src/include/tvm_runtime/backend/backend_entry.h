@@ -20,6 +20,11 @@
 namespace tvm_runtime {
 namespace backend {
 
+/* Same major, and at least the minor the backend was compiled against (minors only append). */
+inline bool CoreProvidesABI(uint32_t core, uint32_t major, uint32_t minor) {
+  return (core >> 16) == major && (core & 0xFFFF) >= minor;
+}
+
 /* Runs a backend's registration once, after checking the loaded core's ABI version. */
 template <typename F>
 int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
@@ -27,8 +32,7 @@ int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
       [&] {
         // The Python hook checks the version too; checking here covers direct C users.
         uint32_t core = TVMRuntimeGetABIVersion();
-        if ((core >> 16) != TVM_RUNTIME_ABI_VERSION_MAJOR ||
-            static_cast<int64_t>(core & 0xFFFF) < TVM_RUNTIME_ABI_VERSION_MINOR) {
+        if (!CoreProvidesABI(core, TVM_RUNTIME_ABI_VERSION_MAJOR, TVM_RUNTIME_ABI_VERSION_MINOR)) {
           ThrowError("RuntimeError", "backend was built for core ABI " +
                                          std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
                                          std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR) +

@@ -2,7 +2,8 @@
  * The checks every GPU backend's copy_data performs before touching a driver: which direction a
  * flat copy goes (host memory is CPU, CUDA-host or ROCm-host), and whether an [offset, offset +
  * nbytes) range lies inside the buffer a handle describes.  Both raise ValueError with a message
- * that names the backend, never an out-of-bounds device access.
+ * that names the backend, never an out-of-bounds device access.  Also the JSON list form of
+ * Device.max_thread_dimensions that device tables report.
  */
 #ifndef TVM_RUNTIME_BACKEND_DEVICE_COPY_H_
 #define TVM_RUNTIME_BACKEND_DEVICE_COPY_H_

@@ -1,0 +1,142 @@
+"""tvm-runtime-cuda: the CUDA backend hook of tvm-runtime.
+
+Importing this module is cheap and touches no CUDA library: the core's discovery calls
+``register()``, which loads ``libtvm_runtime_cuda.so``.  The NVIDIA driver (``libcuda.so.1``, or
+``$TVM_CUDA_DRIVER_LIBRARY``) is opened when a device is first used, and NVRTC only when an
+artifact that holds CUDA C++ source first runs (``pip install "tvm-runtime-cuda[nvrtc]"``).
+
+Environment:
+  ``TVM_CUDA_DRIVER_LIBRARY``     driver library to open instead of libcuda.so.1;
+  ``TVM_CUDA_NVRTC_PATH``         NVRTC library to use (skips the search), with
+  ``TVM_CUDA_NVRTC_INCLUDE_DIRS`` colon-separated CUDA header directories for it;
+  ``TVM_CUDA_NVRTC_ALLOW_FOREIGN_HEADERS=1`` accept CUDA headers from another release or
+                                  install than NVRTC's own (normally refused);
+  ``TVM_CUDA_CACHE_DIR``          compiled-kernel cache (default ~/.cache/tvm-runtime/cuda);
+  ``TVM_CUDA_CACHE_DISABLE=1``    never read or write that cache;
+  ``TVM_CUDA_NVRTC_FAST_MATH=0``  compile source without --use_fast_math;
+  ``TVM_CUDA_NVRTC_EXTRA_OPTS``   extra NVRTC options, whitespace-separated.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tvm.backend._dso import load_backend_dso
+
+from ._event import Event
+from ._ffi import cuda_global as _global
+from ._nvrtc import LOCATOR_GLOBAL, locate_nvrtc
+
+_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_cuda.so")
+
+# kDLCUDA device memory, and kDLCUDAHost page-locked host memory.
+DEVICE_TYPES = (2, 3)
+_CUDA = 2
+
+
+def register() -> None:
+    """Load and register the CUDA backend; raises with the reason on failure."""
+    import tvm_ffi
+
+    load_backend_dso("cuda", _DSO)
+    # Called by the C++ side on the first source compile, never before.
+    tvm_ffi.register_global_func(LOCATOR_GLOBAL, locate_nvrtc, override=True)
+
+
+def driver_status() -> str:
+    """Why CUDA is unusable (what is missing and how to fix it), or "" when it works."""
+    import tvm_ffi
+
+    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(_CUDA))
+
+
+def driver_info() -> dict[str, Any]:
+    """Driver library, CUDA version it supports, device count and status."""
+    return dict(_global("driver_info")())
+
+
+def detect_target(dev: Any) -> dict[str, Any]:
+    """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``."""
+    if dev.dlpack_device_type() != _CUDA or not dev.exist:
+        reason = driver_status() or f"this machine has no CUDA device with index {dev.index}"
+        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    import tvm_ffi
+
+    prop = tvm_ffi.get_global_func("runtime.GetDeviceTargetProperty")
+    threads = int(dev.max_threads_per_block)
+    return {
+        "kind": "cuda",
+        "arch": str(prop(dev, "arch")),
+        "max_shared_memory_per_block": int(dev.max_shared_memory_per_block),
+        "max_threads_per_block": threads,
+        "max_num_threads": threads,
+        "thread_warp_size": int(dev.warp_size),
+        "registers_per_block": int(prop(dev, "registers_per_block")),
+        "l2_cache_size_bytes": int(dev.l2_cache_size_bytes),
+    }
+
+
+# apache-tvm's name for the same thing.
+detect_target_from_device = detect_target
+
+
+def nvrtc_info(driver_major: int = 0) -> dict[str, Any]:
+    """The NVRTC the runtime would use (path, version, targets, header directories).
+
+    ``driver_major`` is the CUDA major version the code must load on (0: any).  Raises
+    ``RuntimeError`` naming the pip command to run when no NVRTC is installed.
+    """
+    info = dict(_global("nvrtc_info")(driver_major))
+    for key in ("supported_archs", "include_dirs", "cccl_dirs"):
+        info[key] = list(info[key])
+    return info
+
+
+def compile_source(
+    source: str, arch: str, *, driver_major: int = 0, use_cache: bool = True
+) -> dict[str, Any]:
+    """Compile CUDA C++ source as the runtime does for a GPU of ``arch`` (e.g. "sm_86").
+
+    Works without a GPU.  Returns ``image`` (cubin or PTX bytes), ``format``, ``target``,
+    ``compiler``, ``cache_file``, ``from_cache`` and ``options``.
+    """
+    out = dict(_global("compile_source")(source, arch, driver_major, use_cache))
+    out["image"] = bytes(out["image"])
+    out["options"] = list(out["options"])
+    return out
+
+
+def describe_module(mod: Any) -> dict[str, Any]:
+    """Format and function table (arg types, launch tags) of a loaded ``cuda`` device module."""
+    info = _global("describe_module")(mod)
+    kernels = {}
+    for name, k in info["kernels"].items():
+        kernels[str(name)] = {
+            "name": str(k["name"]),
+            "arg_types": [str(t) for t in k["arg_types"]],
+            "launch_param_tags": [str(t) for t in k["launch_param_tags"]],
+            "arg_extra_tags": [int(t) for t in k["arg_extra_tags"]],
+        }
+    return {"fmt": str(info["fmt"]), "kernels": kernels}
+
+
+def cache_dir() -> str:
+    """Where compiled kernels (and NVRTC's unpacked headers) are cached."""
+    return str(_global("cache_dir")())
+
+
+__all__ = [
+    "DEVICE_TYPES",
+    "Event",
+    "cache_dir",
+    "compile_source",
+    "describe_module",
+    "detect_target",
+    "detect_target_from_device",
+    "driver_info",
+    "driver_status",
+    "locate_nvrtc",
+    "nvrtc_info",
+    "register",
+]

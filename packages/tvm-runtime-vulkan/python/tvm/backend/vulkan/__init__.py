@@ -1,0 +1,123 @@
+"""tvm-runtime-vulkan: the Vulkan backend hook of tvm-runtime.
+
+Importing this module is cheap and touches no Vulkan driver: the core's discovery calls
+``register()``, which loads ``libtvm_runtime_vulkan.so``; the Vulkan loader (``libvulkan.so.1``,
+or ``$TVM_VULKAN_LIBRARY``) is opened only when a device is first used.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tvm.backend._dso import load_backend_dso
+
+_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_vulkan.so")
+
+DEVICE_TYPES = (7,)
+
+# Target properties apache-tvm's Vulkan target kind accepts, as reported by the device
+# (the keys a target built with `-from_device` gets), in the order the target kind lists them.
+TARGET_PROPERTIES = (
+    "supports_float16",
+    "supports_float32",
+    "supports_float64",
+    "supports_int8",
+    "supports_int16",
+    "supports_int32",
+    "supports_int64",
+    "supports_8bit_buffer",
+    "supports_16bit_buffer",
+    "supports_storage_buffer_storage_class",
+    "supports_push_descriptor",
+    "supports_dedicated_allocation",
+    "supports_integer_dot_product",
+    "supports_cooperative_matrix",
+    "supported_subgroup_operations",
+    "max_num_threads",
+    "max_threads_per_block",
+    "thread_warp_size",
+    "max_block_size_x",
+    "max_block_size_y",
+    "max_block_size_z",
+    "max_push_constants_size",
+    "max_uniform_buffer_range",
+    "max_storage_buffer_range",
+    "max_per_stage_descriptor_storage_buffer",
+    "max_shared_memory_per_block",
+    "device_type",
+    "device_name",
+    "driver_name",
+    "driver_version",
+    "vulkan_api_version",
+    "max_spirv_version",
+)
+
+
+def register() -> None:
+    """Load and register the Vulkan backend; raises with the reason on failure."""
+    load_backend_dso("vulkan", _DSO)
+
+
+def driver_status() -> str:
+    """Why Vulkan is unusable (what is missing and how to fix it), or "" when it works."""
+    import tvm_ffi
+
+    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(7))
+
+
+def get_target_property(dev: Any, key: str) -> Any:
+    """apache-tvm's ``device_api.vulkan.get_target_property(dev, key)``."""
+    import tvm_ffi
+
+    return tvm_ffi.get_global_func("device_api.vulkan.get_target_property")(dev, key)
+
+
+def detect_target(dev: Any) -> dict[str, Any]:
+    """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``.
+
+    Holds every device property apache-tvm's Vulkan target kind knows (feature support such as
+    ``supports_float16`` and ``supports_16bit_buffer``, limits such as ``max_num_threads`` and
+    ``max_push_constants_size``, and the device identity), i.e. what ``-from_device`` would fill in.
+    """
+    if not dev.exist:
+        reason = driver_status() or f"this machine has no Vulkan device with index {dev.index}"
+        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    target: dict[str, Any] = {"kind": "vulkan"}
+    for key in TARGET_PROPERTIES:
+        value = get_target_property(dev, key)
+        if value is not None:
+            target[key] = value
+    return target
+
+
+def device_stats(dev: Any) -> dict[str, int]:
+    """Counters of a device: its tensor sub-allocator (``blocks``, ``block_bytes``,
+    ``live_allocations``, ``live_bytes``, ``device_allocations`` = vkAllocateMemory calls) and its
+    command stream (``commands`` recorded, ``submits``, ``fence_waits``)."""
+    import tvm_ffi
+
+    return dict(tvm_ffi.get_global_func("runtime.vulkan.DeviceStats")(dev))
+
+
+def validation_messages(clear: bool = False) -> list[str]:
+    """Warnings and errors of the Khronos validation layer (enabled by TVM_VULKAN_VALIDATION=1)."""
+    import tvm_ffi
+
+    return [str(m) for m in tvm_ffi.get_global_func("runtime.vulkan.ValidationMessages")(clear)]
+
+
+# apache-tvm's name for the same thing.
+detect_target_from_device = detect_target
+
+__all__ = [
+    "DEVICE_TYPES",
+    "TARGET_PROPERTIES",
+    "detect_target",
+    "detect_target_from_device",
+    "driver_status",
+    "device_stats",
+    "get_target_property",
+    "register",
+    "validation_messages",
+]

@@ -1,0 +1,94 @@
+#include "cuda_driver.h"
+
+#include <tvm_runtime/backend/dynamic_library.h>
+#include <tvm_runtime/backend/vendor_library.h>
+
+namespace tvm_runtime {
+namespace cuda {
+
+namespace {
+
+using backend::SymbolResolver;
+
+// Versioned names first: they are what cuda.h maps the plain names to for current callers.
+std::string ResolveAll(void* handle, CuApi* api) {
+  SymbolResolver r(handle);
+  r.Required({"cuInit"}, &api->Init);
+  r.Required({"cuDriverGetVersion"}, &api->DriverGetVersion);
+  r.Required({"cuGetErrorName"}, &api->GetErrorName);
+  r.Required({"cuGetErrorString"}, &api->GetErrorString);
+  r.Required({"cuDeviceGetCount"}, &api->DeviceGetCount);
+  r.Required({"cuDeviceGet"}, &api->DeviceGet);
+  r.Required({"cuDeviceGetName"}, &api->DeviceGetName);
+  r.Required({"cuDeviceGetAttribute"}, &api->DeviceGetAttribute);
+  r.Required({"cuDeviceTotalMem_v2"}, &api->DeviceTotalMem);
+  r.Required({"cuDevicePrimaryCtxRetain"}, &api->DevicePrimaryCtxRetain);
+  r.Required({"cuCtxSetCurrent"}, &api->CtxSetCurrent);
+  r.Required({"cuCtxGetCurrent"}, &api->CtxGetCurrent);
+  r.Required({"cuCtxPushCurrent_v2"}, &api->CtxPushCurrent);
+  r.Required({"cuCtxPopCurrent_v2"}, &api->CtxPopCurrent);
+  r.Required({"cuMemAlloc_v2"}, &api->MemAlloc);
+  r.Required({"cuMemFree_v2"}, &api->MemFree);
+  r.Required({"cuMemGetInfo_v2"}, &api->MemGetInfo);
+  r.Required({"cuMemHostAlloc"}, &api->MemHostAlloc);
+  r.Required({"cuMemFreeHost"}, &api->MemFreeHost);
+  r.Required({"cuMemcpyHtoDAsync_v2"}, &api->MemcpyHtoDAsync);
+  r.Required({"cuMemcpyDtoHAsync_v2"}, &api->MemcpyDtoHAsync);
+  r.Required({"cuMemcpyDtoDAsync_v2"}, &api->MemcpyDtoDAsync);
+  r.Required({"cuMemcpyPeerAsync"}, &api->MemcpyPeerAsync);
+  r.Required({"cuStreamCreate"}, &api->StreamCreate);
+  r.Required({"cuStreamDestroy_v2"}, &api->StreamDestroy);
+  r.Required({"cuStreamSynchronize"}, &api->StreamSynchronize);
+  r.Required({"cuStreamWaitEvent"}, &api->StreamWaitEvent);
+  r.Required({"cuEventCreate"}, &api->EventCreate);
+  r.Required({"cuEventDestroy_v2"}, &api->EventDestroy);
+  r.Required({"cuEventRecord"}, &api->EventRecord);
+  r.Required({"cuEventSynchronize"}, &api->EventSynchronize);
+  // CUDA 12.8 added _v2 (same signature); older drivers only have the original.
+  r.Required({"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &api->EventElapsedTime);
+  r.Required({"cuModuleLoadDataEx"}, &api->ModuleLoadDataEx);
+  r.Required({"cuModuleUnload"}, &api->ModuleUnload);
+  r.Required({"cuModuleGetFunction"}, &api->ModuleGetFunction);
+  r.Required({"cuFuncSetAttribute"}, &api->FuncSetAttribute);
+  r.Required({"cuLaunchKernel"}, &api->LaunchKernel);
+  r.Optional({"cuLaunchKernelEx"}, &api->LaunchKernelEx);
+  return r.missing();
+}
+
+CudaDriver Load() {
+  static CuApi api;  // filled once, by the candidate that is accepted
+  backend::VendorLibrary opened = backend::OpenVendorLibrary(
+      backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}),
+      [](void* handle, std::string* why) {
+        std::string missing = ResolveAll(handle, &api);
+        if (missing.empty()) return true;
+        *why = "not a usable CUDA driver library (missing " + missing +
+               "); tvm-runtime-cuda needs an NVIDIA driver for CUDA 11 or newer, and CUDA 13 "
+               "kernels need R580+";
+        return false;
+      });
+  CudaDriver driver;
+  if (opened.handle != nullptr) {
+    driver.api = &api;
+    driver.path = opened.path;
+    return driver;
+  }
+  driver.failure =
+      "the NVIDIA driver library could not be opened (" + opened.tried +
+      "). Install the NVIDIA driver, which provides libcuda.so.1 (the CUDA toolkit alone does "
+      "not); in a container, start it with GPU access (e.g. `docker run --gpus all` with the "
+      "NVIDIA Container Toolkit); or set " +
+      std::string(kDriverLibraryEnvVar) + " to the path of libcuda.so.1.";
+  return driver;
+}
+
+}  // namespace
+
+const CudaDriver& GetCudaDriver() {
+  // A function-local static: thread-safe one-time initialization on first device use.
+  static const CudaDriver driver = Load();
+  return driver;
+}
+
+}  // namespace cuda
+}  // namespace tvm_runtime

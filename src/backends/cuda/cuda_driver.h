@@ -1,0 +1,31 @@
+/*
+ * The CUDA driver library, opened with dlopen on first device use (never at import or
+ * registration), so the backend loads on machines without a GPU or driver and can say exactly
+ * what is missing.
+ */
+#ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
+#define TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
+
+#include <string>
+
+#include "cuda_api.h"
+
+namespace tvm_runtime {
+namespace cuda {
+
+/* Environment variable naming the driver library to open instead of libcuda.so.1. */
+constexpr const char* kDriverLibraryEnvVar = "TVM_CUDA_DRIVER_LIBRARY";
+
+struct CudaDriver {
+  const CuApi* api = nullptr;  // null when loading failed
+  std::string path;            // the file the entry points come from
+  std::string failure;         // why api is null: what was tried and how to fix it
+};
+
+/* Opens the driver on the first call (thread-safe) and returns the same result afterwards. */
+const CudaDriver& GetCudaDriver();
+
+}  // namespace cuda
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_

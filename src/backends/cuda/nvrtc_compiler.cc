@@ -1,0 +1,396 @@
+#include "nvrtc_compiler.h"
+
+#include <tvm_runtime/backend/disk_cache.h>
+#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/sha256.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "nvrtc_library.h"
+#include "nvrtc_shims.h"
+
+namespace tvm_runtime {
+namespace cuda {
+
+namespace {
+
+// Part of every cache key: bump when anything here changes what a given input compiles to.
+constexpr const char* kCacheFormat = "tvm-runtime-cuda/nvrtc/1";
+// NVRTC logs can hold thousands of lines; keep exception messages readable.
+constexpr size_t kMaxLog = 16384;
+constexpr const char* kSourceName = "tvm_kernels.cu";
+
+bool EnvIs(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+
+std::vector<std::string> SplitWhitespace(const char* text) {
+  std::vector<std::string> out;
+  std::istringstream in(text != nullptr ? text : "");
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+// ------------------------------------------------------------------------ source inspection
+
+/* Header names of every #include line (both branches of any #if: over-approximating only
+ * costs a header search). */
+std::vector<std::string> Includes(const std::string& source) {
+  std::vector<std::string> out;
+  std::istringstream in(source);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t p = line.find_first_not_of(" \t");
+    if (p == std::string::npos || line[p] != '#') continue;
+    p = line.find_first_not_of(" \t", p + 1);
+    if (p == std::string::npos || line.compare(p, 7, "include") != 0) continue;
+    size_t open = line.find_first_of("<\"", p + 7);
+    if (open == std::string::npos) continue;
+    size_t close = line.find(line[open] == '<' ? '>' : '"', open + 1);
+    if (close != std::string::npos) out.push_back(line.substr(open + 1, close - open - 1));
+  }
+  return out;
+}
+
+bool IsShimmed(const std::string& header) {
+  return header == kShimCstdintName || header == kShimTypeTraitsName;
+}
+
+// Headers of apache-tvm's non-NVRTC (#else) branch, which NVRTC never reads.
+bool IsHostOnly(const std::string& header) {
+  return header == "cstdint" || header == "type_traits" || header == "cuda.h";
+}
+
+struct SourceTraits {
+  bool uses_shimmed = false;    // includes a header the shims stand in for
+  bool other_cuda_std = false;  // includes a cuda/std header the shims do not provide
+  bool needs_toolkit = false;   // includes a CUDA toolkit header (cuda_fp16.h, mma.h, ...)
+  bool needs_prelude = false;   // uses INFINITY / NAN
+};
+
+bool UsesToken(const std::string& source, const char* token) {
+  size_t n = std::strlen(token);
+  for (size_t p = source.find(token); p != std::string::npos; p = source.find(token, p + 1)) {
+    auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    bool left = p == 0 || !ident(source[p - 1]);
+    bool right = p + n >= source.size() || !ident(source[p + n]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+SourceTraits Inspect(const std::string& source) {
+  SourceTraits t;
+  for (const std::string& h : Includes(source)) {
+    if (IsShimmed(h)) {
+      t.uses_shimmed = true;
+    } else if (h.compare(0, 9, "cuda/std/") == 0) {
+      t.other_cuda_std = true;
+    } else if (!IsHostOnly(h)) {
+      t.needs_toolkit = true;
+    }
+  }
+  t.needs_prelude = UsesToken(source, "INFINITY") || UsesToken(source, "NAN");
+  return t;
+}
+
+/* `#include <cuda.h>` is the host driver header, which NVRTC cannot (and need not) read; older
+ * TVM output includes it unconditionally.  Blanked, not removed, so log line numbers match. */
+std::string PrepareSource(const std::string& source) {
+  std::string out = source;
+  for (size_t p = out.find("<cuda.h>"); p != std::string::npos; p = out.find("<cuda.h>", p + 1)) {
+    size_t line_start = out.rfind('\n', p);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    size_t hash = out.find_first_not_of(" \t", line_start);
+    if (hash != std::string::npos && out[hash] == '#') {
+      size_t line_end = out.find('\n', p);
+      if (line_end == std::string::npos) line_end = out.size();
+      out.replace(line_start, line_end - line_start, "// (#include <cuda.h> removed for NVRTC)");
+      p = line_start;
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------ target and options
+
+std::string ChooseTarget(const NvrtcLibrary& lib, int sm, bool* is_ptx) {
+  int best = -1;
+  for (int arch : lib.archs) {
+    if (arch == sm) {
+      *is_ptx = false;
+      return "sm_" + std::to_string(sm);
+    }
+    if (arch < sm) best = arch;
+  }
+  if (best < 0) {
+    std::string oldest = lib.archs.empty() ? "?" : std::to_string(lib.archs.front());
+    std::string fix = lib.major >= 13
+                          ? " Install the CUDA 12 NVRTC, which still targets it: pip install "
+                            "\"tvm-runtime-cuda[nvrtc-cu12]\" (and uninstall nvidia-cuda-nvrtc)."
+                          : "";
+    backend::ThrowError("RuntimeError", lib.Describe() + " cannot compile for sm_" +
+                                            std::to_string(sm) + ": its oldest target is sm_" +
+                                            oldest + "." + fix);
+  }
+  // A GPU newer than this NVRTC: PTX for the newest older target, JIT-compiled by the driver.
+  *is_ptx = true;
+  return "compute_" + std::to_string(best);
+}
+
+std::vector<std::string> Options(const NvrtcLibrary& lib, const std::string& target, bool is_ptx,
+                                 bool prelude) {
+  std::vector<std::string> opts = {"--gpu-architecture=" + target, "-default-device"};
+  // As apache-tvm 0.27's own NVRTC path, so numerics and register use match what it produces.
+  if (lib.major >= 12) opts.push_back("--device-int128");
+  for (const char* macro : {"__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                            "__CUDA_NO_HALF2_OPERATORS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__"}) {
+    opts.push_back(std::string("-U") + macro);
+  }
+  if (!EnvIs("TVM_CUDA_NVRTC_FAST_MATH", "0")) opts.push_back("--use_fast_math");
+  if (lib.major >= 13 && !is_ptx) opts.push_back("--ptxas-options=--register-usage-level=10");
+  if (prelude) opts.push_back(std::string("--pre-include=") + kPreludeName);
+  for (std::string& extra : SplitWhitespace(std::getenv("TVM_CUDA_NVRTC_EXTRA_OPTS"))) {
+    opts.push_back(std::move(extra));
+  }
+  return opts;
+}
+
+// ------------------------------------------------------------------------ headers
+
+/* Where NVRTC >= 13.3's own CUDA + CCCL headers are unpacked ("" when it has none).  Only the
+ * path: unpacking waits until a compile needs them (UnpackBundledHeaders). */
+std::string BundledHeadersDir(const NvrtcLibrary& lib) {
+  if (!lib.has_bundled_headers()) return "";
+  return CudaCacheRoot() + "/headers/nvrtc-" + lib.version();
+}
+
+/* Unpacks the bundled headers once per directory (NVRTC's call is process-safe and a no-op when
+ * they are already there); false with the reason in `note` on failure. */
+bool UnpackBundledHeaders(const NvrtcLibrary& lib, const std::string& dir, std::string* note) {
+  static std::mutex mu;
+  static std::map<std::string, bool> done;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = done.find(dir);
+  if (it != done.end()) return it->second;
+  std::string error;
+  const char* log = nullptr;
+  bool ok = backend::MakeDirectories(dir, &error) &&
+            lib.api->InstallBundledHeaders(dir.c_str(), 0, &log) == NVRTC_SUCCESS;
+  if (!ok) {
+    *note = "could not unpack NVRTC's bundled headers into " + dir + ": " +
+            (error.empty() ? (log != nullptr ? log : "unknown error") : error);
+  }
+  done[dir] = ok;
+  return ok;
+}
+
+struct HeaderSet {
+  std::string label;
+  bool shims = false;
+  bool prelude = false;
+  bool bundled = false;  // dirs are NVRTC's bundled headers, unpacked on first use
+  std::vector<std::string> dirs;
+};
+
+/* Dirs for CUDA toolkit headers (cuda_fp16.h, ...): the bundled ones match NVRTC exactly, so
+ * they win over separately installed header wheels. */
+void AddToolkitDirs(const NvrtcLibrary& lib, HeaderSet* set) {
+  std::string bundled = BundledHeadersDir(lib);
+  set->bundled = !bundled.empty();
+  set->dirs = set->bundled ? std::vector<std::string>{bundled} : lib.include_dirs;
+}
+
+void AddFullDirs(const NvrtcLibrary& lib, HeaderSet* set) {
+  std::string bundled = BundledHeadersDir(lib);
+  set->bundled = !bundled.empty();
+  if (set->bundled) {
+    set->dirs = {bundled, bundled + "/cccl"};
+    return;
+  }
+  set->dirs = lib.cccl_dirs;
+  set->dirs.insert(set->dirs.end(), lib.include_dirs.begin(), lib.include_dirs.end());
+}
+
+/* What to try, fastest first: the shims (plus toolkit headers only if needed), then the real
+ * CCCL headers when the shims do not suffice. */
+std::vector<HeaderSet> HeaderPlan(const NvrtcLibrary& lib, const SourceTraits& t) {
+  std::vector<HeaderSet> plan;
+  if (t.uses_shimmed && !t.other_cuda_std) {
+    HeaderSet fast{"shims", true, t.needs_prelude};
+    if (t.needs_toolkit) AddToolkitDirs(lib, &fast);
+    plan.push_back(fast);
+  }
+  HeaderSet last{"plain", false, t.needs_prelude};
+  if (t.uses_shimmed || t.other_cuda_std) {
+    last.label = "cccl";
+    AddFullDirs(lib, &last);
+  } else if (t.needs_toolkit) {
+    AddToolkitDirs(lib, &last);
+  }
+  plan.push_back(last);
+  return plan;
+}
+
+// ------------------------------------------------------------------------ NVRTC calls
+
+struct NvrtcResult {
+  int rc = NVRTC_SUCCESS;
+  std::string log;
+  std::string image;
+};
+
+NvrtcResult RunNvrtc(const NvrtcLibrary& lib, const std::string& source, bool is_ptx,
+                     std::vector<std::string> options, const HeaderSet& headers) {
+  const NvrtcApi& nv = *lib.api;
+  std::vector<const char*> header_text, header_names;
+  if (headers.shims) {
+    header_text = {kShimCstdint, kShimTypeTraits};
+    header_names = {kShimCstdintName, kShimTypeTraitsName};
+  }
+  if (headers.prelude) {
+    header_text.push_back(kPrelude);
+    header_names.push_back(kPreludeName);
+  }
+  for (const std::string& dir : headers.dirs) options.push_back("-I" + dir);
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+
+  NvrtcResult out;
+  nvrtcProgram prog = nullptr;
+  out.rc =
+      nv.CreateProgram(&prog, source.c_str(), kSourceName, static_cast<int>(header_text.size()),
+                       header_text.data(), header_names.data());
+  if (out.rc != NVRTC_SUCCESS) {
+    out.log = "nvrtcCreateProgram failed";
+    return out;
+  }
+  out.rc = nv.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  size_t size = 0;
+  if (nv.GetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
+    out.log.resize(size);
+    if (nv.GetProgramLog(prog, &out.log[0]) != NVRTC_SUCCESS) out.log.clear();
+    out.log.resize(std::strlen(out.log.c_str()));
+  }
+  if (out.rc == NVRTC_SUCCESS) {
+    auto get_size = is_ptx ? nv.GetPTXSize : nv.GetCUBINSize;
+    auto get = is_ptx ? nv.GetPTX : nv.GetCUBIN;
+    out.rc = get_size(prog, &size);
+    if (out.rc == NVRTC_SUCCESS) {
+      out.image.resize(size);
+      out.rc = get(prog, &out.image[0]);
+    }
+    // PTX comes NUL-terminated; keep the text only (std::string adds the terminator back).
+    if (is_ptx) out.image.resize(std::strlen(out.image.c_str()));
+  }
+  nv.DestroyProgram(&prog);
+  return out;
+}
+
+std::string Truncated(std::string log) {
+  if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n... (log truncated)";
+  return log;
+}
+
+[[noreturn]] void ThrowCompileError(const NvrtcLibrary& lib, const std::string& target,
+                                    const NvrtcResult& r, const std::string& note) {
+  const char* what = lib.api->GetErrorString(r.rc);
+  std::string message = lib.Describe() + " failed to compile this artifact's CUDA source for " +
+                        target + ": " + (what != nullptr ? what : "error " + std::to_string(r.rc));
+  if (r.log.find("cannot open source file") != std::string::npos) {
+    message +=
+        ". A CUDA header is missing: use nvidia-cuda-nvrtc >= 13.3 (it bundles the headers), or "
+        "install the headers of the same CUDA release (nvidia-cuda-runtime and "
+        "nvidia-cuda-cccl), or point " +
+        std::string("TVM_CUDA_NVRTC_INCLUDE_DIRS") + " at them";
+  }
+  if (!note.empty()) message += ". Note: " + note;
+  backend::ThrowError("RuntimeError", message + "\nNVRTC log:\n" + Truncated(r.log));
+}
+
+// ------------------------------------------------------------------------ cache
+
+bool LooksValid(const std::string& image, bool is_ptx) {
+  if (is_ptx) return image.find(".version") != std::string::npos;
+  return image.size() > 4 && image.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") == 0;
+}
+
+std::string CacheEntryName(const NvrtcLibrary& lib, const std::string& source,
+                           const std::string& target, bool is_ptx,
+                           const std::vector<std::string>& options,
+                           const std::vector<HeaderSet>& plan) {
+  backend::Sha256 config;
+  config.Update(std::string(kCacheFormat) + "\n" + kShimVersion + "\n" + lib.version() + "\n");
+  for (const std::string& o : options) config.Update(o + "\n");
+  for (const HeaderSet& h : plan) {
+    config.Update(h.label + (h.shims ? "+shims" : "") + (h.prelude ? "+prelude" : "") +
+                  (h.bundled ? "+bundled" : "") + "\n");
+    for (const std::string& d : h.dirs) config.Update(d + "\n");
+  }
+  return backend::Sha256::Hex(source).substr(0, 32) + "-" + target + "-nvrtc" + lib.version() +
+         "-" + config.HexDigest().substr(0, 16) + (is_ptx ? ".ptx" : ".cubin");
+}
+
+}  // namespace
+
+std::string CudaCacheRoot() {
+  return backend::DefaultCacheRoot(kCacheDirEnvVar, "tvm-runtime/cuda");
+}
+
+CompiledSource CompileCudaSource(const std::string& raw_source, int sm, int driver_major,
+                                 bool use_cache) {
+  const NvrtcLibrary& lib = GetNvrtc(driver_major);
+  CompiledSource out;
+  out.compiler = lib.Describe();
+  out.target = ChooseTarget(lib, sm, &out.is_ptx);
+  std::string source = PrepareSource(raw_source);
+  SourceTraits traits = Inspect(source);
+  std::vector<HeaderSet> plan = HeaderPlan(lib, traits);
+  out.options = Options(lib, out.target, out.is_ptx, traits.needs_prelude);
+
+  use_cache = use_cache && !EnvIs(kCacheDisableEnvVar, "1");
+  backend::DiskCache cache(CudaCacheRoot() + "/kernels");
+  // Keyed by the artifact's own text, so the name can be checked against sha256(source).
+  std::string entry = CacheEntryName(lib, raw_source, out.target, out.is_ptx, out.options, plan);
+  if (use_cache) {
+    out.cache_dir = cache.dir();
+    if (cache.Read(entry, &out.image) && LooksValid(out.image, out.is_ptx)) {
+      out.cache_entry = entry;
+      out.from_cache = true;
+      return out;
+    }
+  }
+
+  NvrtcResult result;
+  std::string note;
+  for (const HeaderSet& headers : plan) {
+    if (headers.bundled) UnpackBundledHeaders(lib, headers.dirs.front(), &note);
+    result = RunNvrtc(lib, source, out.is_ptx, out.options, headers);
+    // Only a compile error can be fixed by other headers; anything else is final.
+    if (result.rc != NVRTC_ERROR_COMPILATION) break;
+  }
+  if (result.rc != NVRTC_SUCCESS) ThrowCompileError(lib, out.target, result, note);
+  out.image = std::move(result.image);
+  std::string error;
+  if (use_cache && cache.Write(entry, out.image, &error)) out.cache_entry = entry;
+  return out;
+}
+
+void EvictCompiledSource(const CompiledSource& compiled) {
+  if (!compiled.cache_entry.empty()) {
+    backend::DiskCache(compiled.cache_dir).Remove(compiled.cache_entry);
+  }
+}
+
+}  // namespace cuda
+}  // namespace tvm_runtime

@@ -1,0 +1,37 @@
+/*
+ * Entry points of libtvm_runtime_cuda.so.  Registration runs when the Python hook calls
+ * TVMRuntimeBackendRegister, never in a static constructor, and does not touch CUDA: the
+ * driver is opened on first device use, NVRTC on the first source compile.
+ */
+#include <tvm_runtime/backend/backend_entry.h>
+#include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/device_module.h>
+
+#include <string>
+
+#include "cuda_device_api.h"
+#include "cuda_globals.h"
+#include "cuda_module.h"
+#include "cuda_runtime.h"
+
+namespace tvm_runtime {
+namespace cuda {
+
+void RegisterCudaBackend() {
+  // Leaked: the core keeps the tables (and these pointers) for the life of the process.
+  static CudaDeviceAPI* device_api = new CudaDeviceAPI();
+  static CudaHostDeviceAPI* host_api = new CudaHostDeviceAPI();
+  backend::RegisterDeviceAPI(backend::MakeDeviceAPITable(device_api, kDeviceTypeCUDA, "cuda"));
+  backend::RegisterDeviceAPI(
+      backend::MakeDeviceAPITable(host_api, kDeviceTypeCUDAHost, "cuda_host"));
+  // Replaces the core's placeholder that asks the user to install this wheel.
+  backend::RegisterModuleLoader("cuda",
+                                [](const std::string& payload) { return LoadCudaModule(payload); });
+  RegisterCompilerGlobals();
+  RegisterEventGlobals();
+}
+
+}  // namespace cuda
+}  // namespace tvm_runtime
+
+TVM_RUNTIME_DEFINE_BACKEND_ENTRY(::tvm_runtime::cuda::RegisterCudaBackend)

@@ -1,0 +1,97 @@
+/*
+ * Entry points of libtvm_runtime_vulkan.so.  Registration runs when the Python hook calls
+ * TVMRuntimeBackendRegister, never in a static constructor, and does not touch Vulkan: the
+ * loader library is opened on first device use.
+ */
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/device.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/backend_entry.h>
+#include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/device_module.h>
+
+#include <string>
+#include <tuple>
+
+#include "vulkan_device.h"
+#include "vulkan_device_api.h"
+#include "vulkan_module.h"
+#include "vulkan_runtime.h"
+
+namespace tvm_runtime {
+namespace vulkan {
+
+namespace {
+
+using ::tvm::ffi::Any;
+using ::tvm::ffi::Function;
+using ::tvm::ffi::String;
+
+void RequireVulkanDevice(const DLDevice& dev) {
+  if (dev.device_type != kDeviceTypeVulkan) {
+    backend::ThrowError("ValueError", "expected a Vulkan device (type 7), got device type " +
+                                          std::to_string(dev.device_type));
+  }
+}
+
+::tvm::ffi::Map<String, int64_t> DeviceStatsOf(DLDevice dev) {
+  RequireVulkanDevice(dev);
+  VulkanRuntime::Global().Info(dev.device_id);
+  MemoryStats m;
+  CommandStream::Counters c;
+  if (VulkanDevice* d = VulkanRuntime::Global().PeekDevice(dev.device_id)) {
+    std::tie(m, c) = d->Stats();
+  }
+  ::tvm::ffi::Map<String, int64_t> out;
+  auto set = [&out](const char* key, uint64_t value) { out.Set(key, static_cast<int64_t>(value)); };
+  set("blocks", m.blocks);
+  set("block_bytes", m.block_bytes);
+  set("live_allocations", m.live_allocations);
+  set("live_bytes", m.live_bytes);
+  set("device_allocations", m.device_allocations);
+  set("commands", c.commands);
+  set("submits", c.submits);
+  set("fence_waits", c.fence_waits);
+  return out;
+}
+
+}  // namespace
+
+void RegisterVulkanBackend() {
+  // Leaked: the core keeps the table (and this pointer) for the life of the process.
+  static VulkanDeviceAPI* device_api = new VulkanDeviceAPI();
+  backend::RegisterDeviceAPI(backend::MakeDeviceAPITable(device_api, kDeviceTypeVulkan, "vulkan"));
+  backend::RegisterModuleLoader(
+      "vulkan", [](const std::string& payload) { return LoadVulkanModule(payload); });
+  // apache-tvm's Vulkan target detection (tvm.target.detect_target, -from_device) calls this.
+  Function::SetGlobal("device_api.vulkan.get_target_property",
+                      Function::FromTyped([](DLDevice dev, const std::string& key) -> Any {
+                        RequireVulkanDevice(dev);
+                        VulkanRuntime& rt = VulkanRuntime::Global();
+                        return TargetProperty(rt.Info(dev.device_id), key);
+                      }),
+                      /*override=*/true);
+  // tvm-runtime diagnostics: allocator and command-stream counters, validation messages.
+  Function::SetGlobal("runtime.vulkan.DeviceStats", Function::FromTyped(DeviceStatsOf),
+                      /*override=*/true);
+  Function::SetGlobal(
+      "runtime.vulkan.ValidationMessages", Function::FromTyped([](bool clear) {
+        ::tvm::ffi::Array<String> out;
+        for (const std::string& m : VulkanRuntime::Global().ValidationMessages(clear)) {
+          out.push_back(String(m));
+        }
+        return out;
+      }),
+      /*override=*/true);
+  Function::SetGlobal("runtime.vulkan.ValidationEnabled", Function::FromTyped([]() {
+                        return VulkanRuntime::Global().validation_enabled();
+                      }),
+                      /*override=*/true);
+}
+
+}  // namespace vulkan
+}  // namespace tvm_runtime
+
+TVM_RUNTIME_DEFINE_BACKEND_ENTRY(::tvm_runtime::vulkan::RegisterVulkanBackend)

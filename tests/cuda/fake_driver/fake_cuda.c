@@ -1,0 +1,566 @@
+/*
+ * A fake CUDA driver (libcuda.so.1 stand-in) for testing tvm-runtime-cuda without a GPU.
+ *
+ * It implements exactly the driver entry points the backend resolves, on host memory, and
+ * records every launch, copy, allocation and attribute change in a text log that tests read
+ * through fake_cuda_log().  Like the real driver it needs a current context for allocations,
+ * module loads and launches, and rejects a launch whose function belongs to another context, so
+ * context handling bugs show up here too.  Nothing is executed: kernels are only recorded.
+ *
+ * Environment (read at cuInit):
+ *   FAKE_CUDA_INIT_ERROR=<n>    cuInit returns n
+ *   FAKE_CUDA_DEVICES=<n>       number of devices (default 1, at most 8)
+ *   FAKE_CUDA_CC=<major>.<minor> compute capability (default 8.0)
+ *   FAKE_CUDA_DRIVER_VERSION=<n> cuDriverGetVersion (default 13000)
+ *   FAKE_CUDA_REJECT_LOADS=<n>  the first n module loads fail with CUDA_ERROR_INVALID_IMAGE
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+#define MAX_DEVICES 8
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+typedef struct {
+  int device;
+} Ctx;
+typedef struct {
+  int id;
+} Stream;
+typedef struct {
+  int id;
+  int recorded;
+  double when_ms;
+} Event;
+typedef struct {
+  Ctx* ctx;
+  char* image;
+  size_t size;
+  int is_ptx;
+} Module;
+typedef struct {
+  Module* module;
+  char name[256];
+  int num_params;
+} Function;
+
+typedef struct {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int i;
+    struct {
+      unsigned x, y, z;
+    } dim;
+  } value;
+} LaunchAttribute;
+
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, smem;
+  Stream* stream;
+  LaunchAttribute* attrs;
+  unsigned num_attrs;
+} LaunchConfig;
+
+static int g_initialized = 0;
+static int g_num_devices = 1;
+static int g_cc_major = 8, g_cc_minor = 0;
+static int g_driver_version = 13000;
+static int g_reject_loads = 0;
+static Ctx g_ctx[MAX_DEVICES];
+static __thread Ctx* t_current = NULL;
+static __thread Ctx* t_stack[16];
+static __thread int t_depth = 0;
+static int g_next_stream = 1, g_next_event = 1;
+static double g_clock_ms = 0;
+static long g_live_allocations = 0;
+
+/* ------------------------------------------------------------------------------ the log */
+
+static char* g_log = NULL;
+static size_t g_log_size = 0, g_log_cap = 0;
+
+static void Log(const char* fmt, ...) {
+  char line[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
+  line[n++] = '\n';
+  if (g_log_size + (size_t)n + 1 > g_log_cap) {
+    g_log_cap = (g_log_cap + (size_t)n + 1) * 2;
+    g_log = (char*)realloc(g_log, g_log_cap);
+  }
+  memcpy(g_log + g_log_size, line, (size_t)n);
+  g_log_size += (size_t)n;
+  g_log[g_log_size] = '\0';
+}
+
+API const char* fake_cuda_log(void) { return g_log ? g_log : ""; }
+API void fake_cuda_clear_log(void) {
+  g_log_size = 0;
+  if (g_log) g_log[0] = '\0';
+}
+API long fake_cuda_live_allocations(void) { return g_live_allocations; }
+
+/* How many 8-byte parameter values to record for launches of `kernel`. */
+static struct {
+  char name[256];
+  int n;
+} g_expect[64];
+static int g_num_expect = 0;
+API void fake_cuda_expect_params(const char* kernel, int n) {
+  for (int i = 0; i < g_num_expect; ++i) {
+    if (strcmp(g_expect[i].name, kernel) == 0) {
+      g_expect[i].n = n;
+      return;
+    }
+  }
+  if (g_num_expect < 64) {
+    snprintf(g_expect[g_num_expect].name, sizeof(g_expect[0].name), "%s", kernel);
+    g_expect[g_num_expect++].n = n;
+  }
+}
+static int ExpectedParams(const char* kernel) {
+  for (int i = 0; i < g_num_expect; ++i) {
+    if (strcmp(g_expect[i].name, kernel) == 0) return g_expect[i].n;
+  }
+  return 0;
+}
+
+/* FNV-1a, so tests can check which image was loaded. */
+static uint64_t Fnv1a(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; ++i) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static int EnvInt(const char* name, int fallback) {
+  const char* v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
+}
+
+static int CtxId(void) { return t_current ? t_current->device : -1; }
+static int StreamId(Stream* s) { return s ? s->id : 0; }
+
+#define REQUIRE_INIT() \
+  if (!g_initialized) return 3 /* CUDA_ERROR_NOT_INITIALIZED */
+#define REQUIRE_CTX() \
+  if (!t_current) return 201 /* CUDA_ERROR_INVALID_CONTEXT */
+
+/* ------------------------------------------------------------------------------ init, devices */
+
+API CUresult cuInit(unsigned flags) {
+  int err = EnvInt("FAKE_CUDA_INIT_ERROR", 0);
+  if (err) return err;
+  g_num_devices = EnvInt("FAKE_CUDA_DEVICES", 1);
+  if (g_num_devices > MAX_DEVICES) g_num_devices = MAX_DEVICES;
+  const char* cc = getenv("FAKE_CUDA_CC");
+  if (cc && *cc) sscanf(cc, "%d.%d", &g_cc_major, &g_cc_minor);
+  g_driver_version = EnvInt("FAKE_CUDA_DRIVER_VERSION", 13000);
+  g_reject_loads = EnvInt("FAKE_CUDA_REJECT_LOADS", 0);
+  for (int i = 0; i < MAX_DEVICES; ++i) g_ctx[i].device = i;
+  g_initialized = 1;
+  Log("init");
+  return 0;
+}
+
+API CUresult cuDriverGetVersion(int* v) {
+  *v = EnvInt("FAKE_CUDA_DRIVER_VERSION", 13000);
+  return 0;
+}
+
+static const struct {
+  int code;
+  const char* name;
+} kErrorNames[] = {
+    {0, "CUDA_SUCCESS"},
+    {1, "CUDA_ERROR_INVALID_VALUE"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED"},
+    {100, "CUDA_ERROR_NO_DEVICE"},
+    {200, "CUDA_ERROR_INVALID_IMAGE"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT"},
+    {400, "CUDA_ERROR_INVALID_HANDLE"},
+    {500, "CUDA_ERROR_NOT_FOUND"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+};
+
+API CUresult cuGetErrorName(CUresult e, const char** s) {
+  for (size_t i = 0; i < sizeof(kErrorNames) / sizeof(kErrorNames[0]); ++i) {
+    if (kErrorNames[i].code == e) {
+      *s = kErrorNames[i].name;
+      return 0;
+    }
+  }
+  *s = NULL;
+  return 1;
+}
+
+API CUresult cuGetErrorString(CUresult e, const char** s) {
+  const char* name = NULL;
+  if (cuGetErrorName(e, &name) != 0) return 1;
+  *s = "fake driver error";
+  return 0;
+}
+
+API CUresult cuDeviceGetCount(int* n) {
+  REQUIRE_INIT();
+  *n = g_num_devices;
+  return 0;
+}
+
+API CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  REQUIRE_INIT();
+  if (ordinal < 0 || ordinal >= g_num_devices) return 101;
+  *d = ordinal;
+  return 0;
+}
+
+API CUresult cuDeviceGetName(char* name, int len, CUdevice d) {
+  snprintf(name, (size_t)len, "Fake CUDA Device %d", d);
+  return 0;
+}
+
+/* CUdevice_attribute -> value, roughly an A100; compute capability comes from FAKE_CUDA_CC. */
+static const int kAttributes[][2] = {
+    {1, 1024},      /* max threads per block */
+    {2, 1024},      /* block dim x */
+    {3, 1024},      /* block dim y */
+    {4, 64},        /* block dim z */
+    {8, 49152},     /* shared memory per block */
+    {10, 32},       /* warp size */
+    {12, 65536},    /* registers per block */
+    {13, 1410000},  /* clock rate, kHz */
+    {16, 108},      /* multiprocessors */
+    {38, 40 << 20}, /* L2 bytes */
+    {39, 2048},     /* threads per multiprocessor */
+    {81, 167936},   /* shared memory per multiprocessor */
+    {82, 65536},    /* registers per multiprocessor */
+    {97, 166912},   /* shared memory per block, opt-in */
+};
+
+API CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {
+  REQUIRE_INIT();
+  if (attr == 75 || attr == 76) {
+    *v = attr == 75 ? g_cc_major : g_cc_minor;
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(kAttributes) / sizeof(kAttributes[0]); ++i) {
+    if (kAttributes[i][0] == attr) {
+      *v = kAttributes[i][1];
+      return 0;
+    }
+  }
+  return 1;
+}
+
+API CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice d) {
+  *bytes = (size_t)16 << 30;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------ contexts */
+
+API CUresult cuDevicePrimaryCtxRetain(void** ctx, CUdevice d) {
+  REQUIRE_INIT();
+  if (d < 0 || d >= g_num_devices) return 101;
+  *ctx = &g_ctx[d];
+  Log("retain device=%d", d);
+  return 0;
+}
+
+API CUresult cuCtxSetCurrent(void* ctx) {
+  t_current = (Ctx*)ctx;
+  Log("set_current ctx=%d", CtxId());
+  return 0;
+}
+
+API CUresult cuCtxGetCurrent(void** ctx) {
+  *ctx = t_current;
+  return 0;
+}
+
+API CUresult cuCtxPushCurrent_v2(void* ctx) {
+  if (t_depth >= 16) return 1;
+  t_stack[t_depth++] = t_current;
+  t_current = (Ctx*)ctx;
+  return 0;
+}
+
+API CUresult cuCtxPopCurrent_v2(void** ctx) {
+  if (t_depth == 0) return 201;
+  if (ctx) *ctx = t_current;
+  t_current = t_stack[--t_depth];
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------ memory */
+
+API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
+  REQUIRE_CTX();
+  if (n == 0) return 1;
+  if (n > ((size_t)1 << 40)) return 2;
+  void* mem = aligned_alloc(256, (n + 255) / 256 * 256);
+  if (!mem) return 2;
+  *p = (CUdeviceptr)(uintptr_t)mem;
+  ++g_live_allocations;
+  Log("alloc ctx=%d bytes=%zu", CtxId(), n);
+  return 0;
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr p) {
+  REQUIRE_CTX();
+  free((void*)(uintptr_t)p);
+  --g_live_allocations;
+  Log("free ctx=%d", CtxId());
+  return 0;
+}
+
+API CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  REQUIRE_CTX();
+  *free_bytes = (size_t)15 << 30;
+  *total = (size_t)16 << 30;
+  return 0;
+}
+
+API CUresult cuMemHostAlloc(void** p, size_t n, unsigned flags) {
+  REQUIRE_CTX();
+  *p = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
+  ++g_live_allocations;
+  Log("host_alloc bytes=%zu flags=%u", n, flags);
+  return *p ? 0 : 2;
+}
+
+API CUresult cuMemFreeHost(void* p) {
+  free(p);
+  --g_live_allocations;
+  Log("host_free");
+  return 0;
+}
+
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, Stream* s) {
+  REQUIRE_CTX();
+  memcpy((void*)(uintptr_t)dst, src, n);
+  Log("copy htod bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
+  return 0;
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, Stream* s) {
+  REQUIRE_CTX();
+  memcpy(dst, (const void*)(uintptr_t)src, n);
+  Log("copy dtoh bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
+  return 0;
+}
+
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream* s) {
+  REQUIRE_CTX();
+  memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
+  Log("copy dtod bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
+  return 0;
+}
+
+API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, Ctx* dst_ctx, CUdeviceptr src, Ctx* src_ctx,
+                               size_t n, Stream* s) {
+  REQUIRE_CTX();
+  memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
+  Log("copy peer bytes=%zu from=%d to=%d stream=%d", n, src_ctx->device, dst_ctx->device,
+      StreamId(s));
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------ streams, events */
+
+API CUresult cuStreamCreate(Stream** s, unsigned flags) {
+  REQUIRE_CTX();
+  *s = (Stream*)malloc(sizeof(Stream));
+  (*s)->id = g_next_stream++;
+  Log("stream_create id=%d flags=%u ctx=%d", (*s)->id, flags, CtxId());
+  return 0;
+}
+
+API CUresult cuStreamDestroy_v2(Stream* s) {
+  Log("stream_destroy id=%d", StreamId(s));
+  free(s);
+  return 0;
+}
+
+API CUresult cuStreamSynchronize(Stream* s) {
+  REQUIRE_CTX();
+  Log("stream_sync id=%d ctx=%d", StreamId(s), CtxId());
+  return 0;
+}
+
+API CUresult cuStreamWaitEvent(Stream* s, Event* e, unsigned flags) {
+  Log("stream_wait stream=%d event=%d", StreamId(s), e->id);
+  return 0;
+}
+
+API CUresult cuEventCreate(Event** e, unsigned flags) {
+  REQUIRE_CTX();
+  *e = (Event*)calloc(1, sizeof(Event));
+  (*e)->id = g_next_event++;
+  Log("event_create id=%d flags=%u", (*e)->id, flags);
+  return 0;
+}
+
+API CUresult cuEventDestroy_v2(Event* e) {
+  Log("event_destroy id=%d", e->id);
+  free(e);
+  return 0;
+}
+
+API CUresult cuEventRecord(Event* e, Stream* s) {
+  REQUIRE_CTX();
+  g_clock_ms += 1.25;  // every recorded event is 1.25 ms after the previous one
+  e->recorded = 1;
+  e->when_ms = g_clock_ms;
+  Log("event_record id=%d stream=%d", e->id, StreamId(s));
+  return 0;
+}
+
+API CUresult cuEventSynchronize(Event* e) { return e->recorded ? 0 : 600; }
+
+API CUresult cuEventElapsedTime_v2(float* ms, Event* start, Event* end) {
+  if (!start->recorded || !end->recorded) return 600; /* CUDA_ERROR_NOT_READY */
+  *ms = (float)(end->when_ms - start->when_ms);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------ modules */
+
+API CUresult cuModuleLoadDataEx(Module** m, const void* image, unsigned n, int* opts, void** vals) {
+  REQUIRE_CTX();
+  const char* p = (const char*)image;
+  char* log = NULL;
+  size_t log_size = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (opts[i] == 5) log = (char*)vals[i];
+    if (opts[i] == 6) log_size = (size_t)(uintptr_t)vals[i];
+  }
+  static const char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+  int is_cubin = memcmp(p, kElfMagic, 4) == 0;
+  int is_ptx = !is_cubin && strstr(p, ".version") != NULL;
+  size_t size = 0;
+  if (is_cubin) {
+    /* ELF64: the file ends with its section or its program header table. */
+    uint64_t shoff, phoff;
+    uint16_t phentsize, phnum, shentsize, shnum;
+    memcpy(&phoff, p + 0x20, 8);
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&phentsize, p + 0x36, 2);
+    memcpy(&phnum, p + 0x38, 2);
+    memcpy(&shentsize, p + 0x3A, 2);
+    memcpy(&shnum, p + 0x3C, 2);
+    uint64_t sh_end = shoff + (uint64_t)shentsize * shnum;
+    uint64_t ph_end = phoff + (uint64_t)phentsize * phnum;
+    size = (size_t)(sh_end > ph_end ? sh_end : ph_end);
+  } else if (is_ptx) {
+    size = strlen(p);
+  }
+  if ((!is_cubin && !is_ptx) || g_reject_loads > 0) {
+    if (g_reject_loads > 0) --g_reject_loads;
+    if (log && log_size) snprintf(log, log_size, "fake JIT: image rejected");
+    Log("module_load rejected ctx=%d", CtxId());
+    return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  }
+  Module* mod = (Module*)calloc(1, sizeof(Module));
+  mod->ctx = t_current;
+  mod->image = (char*)malloc(size + 1);
+  memcpy(mod->image, p, size);
+  mod->image[size] = '\0';
+  mod->size = size;
+  mod->is_ptx = is_ptx;
+  *m = mod;
+  Log("module_load ctx=%d kind=%s bytes=%zu fnv=%016llx", CtxId(), is_ptx ? "ptx" : "cubin", size,
+      (unsigned long long)Fnv1a(p, size));
+  return 0;
+}
+
+API CUresult cuModuleUnload(Module* m) {
+  REQUIRE_CTX();
+  if (m->ctx != t_current) return 201;
+  Log("module_unload ctx=%d", CtxId());
+  free(m->image);
+  free(m);
+  return 0;
+}
+
+static int Contains(const Module* m, const char* needle) {
+  size_t n = strlen(needle);
+  if (n == 0 || n > m->size) return 0;
+  for (size_t i = 0; i + n <= m->size; ++i) {
+    if (memcmp(m->image + i, needle, n) == 0) return 1;
+  }
+  return 0;
+}
+
+API CUresult cuModuleGetFunction(Function** f, Module* m, const char* name) {
+  char needle[300];
+  snprintf(needle, sizeof(needle), m->is_ptx ? ".entry %s(" : ".text.%s", name);
+  if (!Contains(m, needle)) return 500; /* CUDA_ERROR_NOT_FOUND */
+  *f = (Function*)calloc(1, sizeof(Function));
+  (*f)->module = m;
+  snprintf((*f)->name, sizeof((*f)->name), "%s", name);
+  return 0;
+}
+
+API CUresult cuFuncSetAttribute(Function* f, int attr, int value) {
+  Log("func_attr kernel=%s attr=%d value=%d", f->name, attr, value);
+  return 0;
+}
+
+static void LogLaunch(const char* what, Function* f, unsigned gx, unsigned gy, unsigned gz,
+                      unsigned bx, unsigned by, unsigned bz, unsigned smem, Stream* s,
+                      void** params, const char* extra) {
+  char values[2048] = "";
+  int n = ExpectedParams(f->name);
+  size_t used = 0;
+  for (int i = 0; i < n && used < sizeof(values) - 32; ++i) {
+    uint64_t v;
+    memcpy(&v, params[i], 8);
+    used += (size_t)snprintf(values + used, sizeof(values) - used, "%s%llx", i ? "," : "",
+                             (unsigned long long)v);
+  }
+  Log("%s kernel=%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%d ctx=%d params=%s%s", what,
+      f->name, gx, gy, gz, bx, by, bz, smem, StreamId(s), CtxId(), values, extra);
+}
+
+API CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned smem, Stream* s, void** params,
+                            void** extra) {
+  REQUIRE_CTX();
+  if (f->module->ctx != t_current) return 400; /* launched in another device's context */
+  if ((unsigned long long)bx * by * bz > 1024) return 1;
+  LogLaunch("launch", f, gx, gy, gz, bx, by, bz, smem, s, params, "");
+  return 0;
+}
+
+API CUresult cuLaunchKernelEx(const LaunchConfig* c, Function* f, void** params, void** extra) {
+  REQUIRE_CTX();
+  if (f->module->ctx != t_current) return 400;
+  char attrs[512] = " attrs=";
+  size_t used = strlen(attrs);
+  for (unsigned i = 0; i < c->num_attrs; ++i) {
+    const LaunchAttribute* a = &c->attrs[i];
+    if (a->id == 4 || a->id == 11) {
+      used += (size_t)snprintf(attrs + used, sizeof(attrs) - used, "%s%d:%u,%u,%u", i ? ";" : "",
+                               a->id, a->value.dim.x, a->value.dim.y, a->value.dim.z);
+    } else {
+      used += (size_t)snprintf(attrs + used, sizeof(attrs) - used, "%s%d:%d", i ? ";" : "", a->id,
+                               a->value.i);
+    }
+  }
+  LogLaunch("launch_ex", f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params,
+            attrs);
+  return 0;
+}

@@ -1,0 +1,109 @@
+"""Machines without a usable NVIDIA driver: the backend imports, reports no device and says
+why, loads artifacts lazily, and turns every device use into a clear error, never a crash.
+
+Each case runs in a fresh interpreter with TVM_CUDA_DRIVER_LIBRARY pointing at what the driver
+search should find, so it behaves the same on machines with a GPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cuda_support import build_fake_driver
+
+import tvm
+from conftest import ARTIFACTS, run_python
+
+ADD_SO = str(ARTIFACTS / "cuda" / "add.so")
+
+# What a process without CUDA must survive: import, attributes, diagnostics, loading an artifact
+# (lazy) and then using the device, which must raise with the reason.
+SCRIPT = f"""
+import numpy as np, tvm
+from tvm.backend.cuda import detect_target
+dev = tvm.cuda(0)
+assert dev.exist is False
+assert dev.device_name is None
+assert tvm.device(3, 0).exist is False
+assert tvm.runtime.enabled("cuda")
+print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")(2))
+mod = tvm.runtime.load_module({ADD_SO!r})
+a = tvm.runtime.tensor(np.ones(1024, "float32"))
+for what, fn in [
+    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
+    ("pinned", lambda: tvm.runtime.empty((4,), "float32", tvm.device(3, 0))),
+    ("detect", lambda: detect_target(dev)),
+    ("kernel", lambda: mod.imports[0]["add_kernel"](None, None, None, 16, 64)),
+    ("stream", lambda: dev.create_raw_stream()),
+]:
+    try:
+        fn()
+        print(what, "NO ERROR")
+    except (RuntimeError, ValueError) as err:
+        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
+print("DONE")
+"""
+
+
+def run_without_cuda(env: dict[str, str]) -> tuple[str, str]:
+    proc = run_python(SCRIPT, env=env)
+    assert "DONE" in proc.stdout, proc.stdout + proc.stderr
+    assert "NO ERROR" not in proc.stdout, proc.stdout
+    status = proc.stdout.split("STATUS:", 1)[1].splitlines()[0]
+    return status, proc.stdout
+
+
+def test_missing_driver_library():
+    status, out = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
+    assert "NVIDIA driver library could not be opened" in status
+    assert "/nonexistent/libcuda.so.1" in status
+    assert "Install the NVIDIA driver" in status and "TVM_CUDA_DRIVER_LIBRARY" in status
+    assert "empty RAISED RuntimeError CUDA is not available" in out
+    assert "pinned RAISED RuntimeError CUDA is not available" in out
+    assert "detect RAISED ValueError" in out
+    assert "kernel RAISED RuntimeError CUDA is not available" in out
+    assert "stream RAISED RuntimeError CUDA is not available" in out
+
+
+def test_missing_driver_diagnostics():
+    proc = run_python(
+        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
+        env={"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"},
+    )
+    assert "cuda " in proc.stdout and "loaded" in proc.stdout
+    assert "NVIDIA driver library could not be opened" in proc.stdout
+
+
+def test_this_machine_without_driver():
+    if tvm.cuda(0).exist:
+        pytest.skip("this machine has a CUDA device")
+    status = tvm.get_global_func("runtime.DeviceDriverStatus")(2)
+    assert status, "a machine without a CUDA device must say why"
+
+
+def test_library_that_is_not_a_driver():
+    status, _ = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": "libm.so.6"})
+    assert "libm.so.6: not a usable CUDA driver library (missing cuInit" in status
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+
+
+def test_driver_without_gpu(fake):
+    # What the real driver answers in a container started without GPU access.
+    env = {"TVM_CUDA_DRIVER_LIBRARY": fake, "FAKE_CUDA_INIT_ERROR": "100"}
+    status, _ = run_without_cuda(env)
+    assert "failed to initialise: cuInit returned CUDA_ERROR_NO_DEVICE" in status
+    assert "nvidia-smi" in status and "CUDA 13.0" in status and fake in status
+
+
+def test_gpus_hidden_by_cuda_visible_devices(fake):
+    env = {"TVM_CUDA_DRIVER_LIBRARY": fake, "FAKE_CUDA_INIT_ERROR": "100", "CUDA_VISIBLE_DEVICES": ""}
+    status, _ = run_without_cuda(env)
+    assert 'CUDA_VISIBLE_DEVICES="" hides every GPU' in status
+
+
+def test_driver_with_zero_devices(fake):
+    status, _ = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": fake, "FAKE_CUDA_DEVICES": "0"})
+    assert "reports no CUDA device" in status

@@ -1,0 +1,72 @@
+"""The installed tvm-runtime-cuda distribution: what it ships, what it depends on, and that no
+CUDA library is linked or opened before a device is used."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+from pathlib import Path
+
+from cuda_support import elf_dynamic_needed
+
+import tvm.backend.cuda as hook
+from conftest import ARTIFACTS, run_python
+
+DSO = Path(hook.__file__).parent / "libtvm_runtime_cuda.so"
+
+
+def test_ships_only_its_namespace_portion():
+    dist = md.distribution("tvm-runtime-cuda")
+    files = [str(f) for f in dist.files or []]
+    payload = [f for f in files if ".dist-info/" not in f]
+    assert "tvm/backend/cuda/__init__.py" in payload
+    assert "tvm/backend/cuda/libtvm_runtime_cuda.so" in payload
+    assert all(f.startswith("tvm/backend/cuda/") for f in payload), payload
+    assert any(r.startswith("tvm-runtime") and "<0.2" in r for r in dist.requires or [])
+
+
+def test_wheel_is_py3_none():
+    wheel = md.distribution("tvm-runtime-cuda").read_text("WHEEL") or ""
+    tags = [line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")]
+    assert tags and all(t.startswith("py3-none-") for t in tags), tags
+
+
+def test_nvrtc_extras():
+    meta = md.distribution("tvm-runtime-cuda").metadata
+    assert {"nvrtc", "nvrtc-cu12"} <= set(meta.get_all("Provides-Extra") or [])
+    requires = md.distribution("tvm-runtime-cuda").requires or []
+    nvrtc = [r for r in requires if 'extra == "nvrtc"' in r]
+    assert any(r.startswith("nvidia-cuda-nvrtc") and ">=13.3" in r for r in nvrtc), nvrtc
+    assert any(r.startswith("cuda-pathfinder") for r in nvrtc), nvrtc
+    cu12 = [r for r in requires if 'extra == "nvrtc-cu12"' in r]
+    assert any(r.startswith("nvidia-cuda-nvrtc-cu12") for r in cu12), cu12
+    # Plain installs pull no CUDA wheel: the driver comes from the system.
+    assert not [r for r in requires if "extra ==" not in r and r.startswith(("nvidia", "cuda"))]
+
+
+def test_entry_point():
+    (ep,) = [e for e in md.entry_points(group="tvm.backends") if e.name == "cuda"]
+    assert ep.value == "tvm.backend.cuda"
+    assert hook.DEVICE_TYPES == (2, 3)
+    assert callable(hook.register) and callable(hook.detect_target)
+
+
+def test_dso_links_no_cuda_library():
+    needed = elf_dynamic_needed(DSO)
+    assert "libtvm_runtime.so" in needed
+    assert not [n for n in needed if "cuda" in n or "nvrtc" in n or "cudart" in n], needed
+
+
+def test_no_cuda_library_opened_before_device_use():
+    proc = run_python(
+        f"""
+        def mapped():
+            maps = open("/proc/self/maps").read()
+            return any(n in maps for n in ("libcuda", "libnvrtc", "libcudart"))
+        import tvm, tvm.backend.cuda
+        from tvm.backend import _dso
+        assert "cuda" in _dso.LOADED, "backend registered at import"
+        mod = tvm.runtime.load_module({str(ARTIFACTS / "cuda" / "add.so")!r})
+        print("after import and load:", mapped())
+        """
+    )
+    assert "after import and load: False" in proc.stdout
