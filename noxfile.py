@@ -41,6 +41,12 @@ TEST_DEPS = ["pytest", "numpy", TVM_FFI, "scikit-build-core>=0.11", "ninja", "cm
 # What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
 # come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
 NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
+# The `nvrtc-cu12` extra (CUDA 12 drivers), so its compile path is tested too.
+NVRTC_CU12_DEPS = [
+    "nvidia-cuda-nvrtc-cu12>=12.4,<13",
+    "nvidia-cuda-runtime-cu12>=12.4,<13",
+    "nvidia-cuda-cccl-cu12>=12.4,<13",
+]
 
 
 def _existing_backends() -> list[str]:
@@ -108,7 +114,7 @@ def tests(session: nox.Session) -> None:
     """Build the wheels, install them into a fresh venv and run the test suite."""
     _install_system_deps(session)
     _build_wheels(session)
-    session.install(*TEST_DEPS)
+    session.install(*TEST_DEPS, *NVRTC_CU12_DEPS)
     _install_ours(session)
     session.run(
         "python",
