@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _harness import child_env, last_line, log, run_child
 from _stats import median, ratio, summarize
 
 IMPORT_TIME_LIMIT = 1.15  # x the tvm_ffi floor (in-process medians)
@@ -205,35 +206,6 @@ class Variant:
     call_api: str  # "tvm" or "tvm_ffi": how the call child drives the artifact
 
 
-def _child_env() -> dict[str, str]:
-    """Environment for children: no PYTHON* overrides, no user site-packages.
-
-    Dropping ``PYTHONDONTWRITEBYTECODE`` matters: with it set and no ``.pyc``
-    cached, every run would recompile the imported sources.
-    """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
-
-
-def _run_child(argv: Sequence[str], cwd: str, env: dict[str, str]) -> tuple[float, str]:
-    """Run a child; return (wall seconds, stdout). Raise with its stderr on failure."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout)[-4000:]
-        raise RuntimeError(f"child failed (rc={proc.returncode}): {' '.join(argv[:2])} ...\n{tail}")
-    return wall, proc.stdout
-
-
-def _last_line(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        raise RuntimeError("child printed nothing")
-    return lines[-1]
-
-
 def _interleaved(items: Sequence[Any], rounds: int) -> list[tuple[int, Any]]:
     """Schedule ``rounds`` passes over ``items``, every other reversed (ABBA)."""
     order: list[tuple[int, Any]] = []
@@ -248,10 +220,6 @@ def _paired_ratio(xs: Sequence[float], refs: Sequence[float]) -> float:
     if len(xs) != len(refs):
         raise ValueError("paired series differ in length")
     return median(ratio(x, r) for x, r in zip(xs, refs))
-
-
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------- instruction counts
@@ -325,8 +293,8 @@ def bench_import(
     t_start = time.perf_counter()
     for i, (rnd, (v, mode)) in enumerate(schedule):
         stmt = "pass" if mode == "pass" else v.import_stmt
-        wall, out = _run_child([v.python, "-c", _IMPORT_CHILD.format(stmt=stmt)], cwd, env)
-        rec = ast.literal_eval(_last_line(out))
+        wall, out = run_child([v.python, "-c", _IMPORT_CHILD.format(stmt=stmt)], cwd, env)
+        rec = ast.literal_eval(last_line(out))
         if rnd < warmup:
             continue
         series = raw[v.key]
@@ -339,7 +307,7 @@ def bench_import(
             series["rss_mb"].append(rec["rss_kb"] * KB_TO_MB)
             series["hwm_mb"].append(rec["hwm_kb"] * KB_TO_MB)
         if (i + 1) % (len(jobs) * 5) == 0:
-            _log(f"  import: {i + 1}/{len(schedule)} children, {time.perf_counter() - t_start:.0f}s")
+            log(f"  import: {i + 1}/{len(schedule)} children, {time.perf_counter() - t_start:.0f}s")
     return raw
 
 
@@ -407,7 +375,7 @@ def _call_spec(artifact: Path, npz: Path, manifest: Path | None) -> dict[str, An
         "atol": 1e-6,
     }
     if manifest is None or not manifest.is_file():
-        _log(f"  note: no manifest at {manifest}; assuming inputs a, b and output c")
+        log(f"  note: no manifest at {manifest}; assuming inputs a, b and output c")
         return spec
     doc = json.loads(manifest.read_text())
     base = manifest.parent.resolve()
@@ -426,7 +394,7 @@ def _call_spec(artifact: Path, npz: Path, manifest: Path | None) -> dict[str, An
         )
         spec["manifest_case"] = case["name"]
         return spec
-    _log(f"  note: {artifact} not in {manifest}; assuming inputs a, b and output c")
+    log(f"  note: {artifact} not in {manifest}; assuming inputs a, b and output c")
     return spec
 
 
@@ -445,13 +413,13 @@ def bench_call(
     t_start = time.perf_counter()
     for i, (_, v) in enumerate(schedule):
         child_spec = dict(spec, api=v.call_api)
-        _, out = _run_child([v.python, "-c", _CALL_CHILD, json.dumps(child_spec)], cwd, env)
-        rec = json.loads(_last_line(out))
+        _, out = run_child([v.python, "-c", _CALL_CHILD, json.dumps(child_spec)], cwd, env)
+        rec = json.loads(last_line(out))
         raw[v.key]["per_call_ns"].extend(rec["per_call_ns"])
         raw[v.key]["child_medians_ns"].append(median(rec["per_call_ns"]))
         raw[v.key]["loop_ns"].append(rec["loop_ns"])
         if (i + 1) % len(variants) == 0:
-            _log(f"  call: round {(i + 1) // len(variants)}/{rounds}, {time.perf_counter() - t_start:.0f}s")
+            log(f"  call: round {(i + 1) // len(variants)}/{rounds}, {time.perf_counter() - t_start:.0f}s")
     return raw
 
 
@@ -520,8 +488,8 @@ def machine_info() -> dict[str, Any]:
 
 def probe_venv(python: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
     """Python version, tvm/numpy package versions and module origins of a venv."""
-    _, out = _run_child([python, "-c", _PROBE_CHILD], cwd, env)
-    info: dict[str, Any] = json.loads(_last_line(out))
+    _, out = run_child([python, "-c", _PROBE_CHILD], cwd, env)
+    info: dict[str, Any] = json.loads(last_line(out))
     return info
 
 
@@ -769,25 +737,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants.append(Variant("apache", "apache-tvm 0.27", args.apache_python, "import tvm", "tvm"))
     ours_keys = [v.key for v in variants if v.key.startswith("ours")]
 
-    env = _child_env()
+    env = child_env()
     with tempfile.TemporaryDirectory(prefix="core_bench_") as cwd:  # keep the repo off sys.path
-        _log("probing venvs")
+        log("probing venvs")
         venvs = {v.key: probe_venv(v.python, cwd, env) for v in variants}
         for v in variants:
             pk = venvs[v.key]["packages"]
-            _log(f"  {v.key}: {v.python} {pk}")
+            log(f"  {v.key}: {v.python} {pk}")
             if v.key.startswith("ours") and "apache-tvm" in {k.lower() for k in pk}:
                 raise SystemExit(f"{v.key} venv has apache-tvm installed; it must not")
 
-        _log(f"import benchmark: {args.runs} runs x {len(variants)} variants (+ `pass` baselines)")
+        log(f"import benchmark: {args.runs} runs x {len(variants)} variants (+ `pass` baselines)")
         imp_raw = bench_import(variants, args.runs, args.warmup_runs, cwd, env)
 
-        _log("instruction counts of `import` under callgrind (deterministic)")
+        log("instruction counts of `import` under callgrind (deterministic)")
         instructions = bench_instructions(variants, cwd, env)
 
         spec = _call_spec(args.artifact, args.npz, manifest)
         spec.update(blocks=args.call_blocks, iters=args.call_iters, warmup=args.call_warmup)
-        _log(f"call benchmark: {spec['function']} x {args.call_rounds} rounds")
+        log(f"call benchmark: {spec['function']} x {args.call_rounds} rounds")
         call_raw = bench_call(variants, spec, args.call_rounds, cwd, env)
 
     load_after = os.getloadavg()
@@ -827,12 +795,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
-    _log(f"wrote {args.out}")
+    log(f"wrote {args.out}")
     md = render_markdown(results, variants)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(md)
-        _log(f"wrote {args.markdown}")
+        log(f"wrote {args.markdown}")
     print(md)
     for t in targets:
         print(

@@ -27,24 +27,21 @@ device's latency is dominated by thread wake-ups; the `basic` device shows API o
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import platform
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts"
-now = time.perf_counter_ns
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -60,28 +57,6 @@ def opencl_source(so_path: Path) -> str:
         raise ValueError(f"no OpenCL source in {so_path}")
     (n,) = struct.unpack_from("<Q", data, i - 8)
     return data[i : i + n].decode()
-
-
-def interleaved(impls: dict, rounds: int, block: int, warmup: int) -> dict[str, list[float]]:
-    """Per-call times in microseconds, implementations interleaved in blocks of `block`."""
-    for fn in impls.values():
-        for _ in range(warmup):
-            fn()
-    names = list(impls)
-    samples: dict[str, list[float]] = {n: [] for n in names}
-    gc.disable()
-    try:
-        for r in range(rounds):
-            order = names[r % len(names) :] + names[: r % len(names)]
-            for name in order:
-                fn, out = impls[name], samples[name]
-                for _ in range(block):
-                    t0 = now()
-                    fn()
-                    out.append((now() - t0) / 1e3)
-    finally:
-        gc.enable()
-    return samples
 
 
 # ----------------------------------------------------------------------------- one config
@@ -247,14 +222,11 @@ def table(results: dict) -> str:
     for config, res in results["configs"].items():
         env = res["env"]
         lines.append(f"\n## PoCL `{config}` device: {env['device']} ({env['driver_version']})\n")
-        lines.append("| measurement | median µs | p10 µs | p90 µs | n |")
-        lines.append("|---|---|---|---|---|")
+        lines.extend(SUMMARY_TABLE_HEADER)
         for group in ("tiny", "matmul"):
             for label, s in res[group].items():
                 prefix = "tiny_add launch+finish" if group == "tiny" else "matmul 64x32x48"
-                lines.append(
-                    f"| {prefix}, {label} | {s['median']:.2f} | {s['p10']:.2f} | {s['p90']:.2f} | {s['n']} |"
-                )
+                lines.append(summary_row(f"{prefix}, {label}", s))
         r, g = res["ratios"], res["matmul_gflops_at_median"]
         lines.append("")
         lines.append(
@@ -295,18 +267,12 @@ def main() -> int:
         configs[config] = summarize_config(json.loads(proc.stdout))
     results = {
         "benchmark": "tvm-runtime-opencl vs pyopencl",
-        "env": {
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "cpus": os.cpu_count(),
-            "numpy": np.__version__,
-        },
+        "env": host_info(np.__version__),
         "configs": configs,
     }
     print(table(results))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        write_json(args.json, results)
     return 0
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from _harness import child_env, last_line, log, run_child
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -88,28 +88,6 @@ print(json.dumps({"per_call_ns": per_call_ns, "cold_ms": cold_ms}))
 """
 
 
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def _child_env(num_threads: int | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONNOUSERSITE"] = "1"
-    if num_threads is not None:
-        env["TVM_NUM_THREADS"] = str(num_threads)
-    return env
-
-
-def _run_child(argv: Sequence[str], cwd: str, env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child failed (rc={proc.returncode}):\n{(proc.stderr or proc.stdout)[-4000:]}")
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    if not lines:
-        raise RuntimeError("child printed nothing")
-    return json.loads(lines[-1])
-
-
 def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
     """One spec per (CPU vm case, call) of the manifest, e.g. mlp_dyn@x_n3."""
     doc = json.loads(manifest.read_text())
@@ -142,7 +120,8 @@ def bench_model(
     order = list(pythons)
     for r in range(rounds):
         for key in order if r % 2 == 0 else reversed(order):
-            rec = _run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
+            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
+            rec = json.loads(last_line(out))
             us = [ns / 1e3 for ns in rec["per_call_ns"]]
             raw[key]["per_call_us"].extend(us)
             raw[key]["child_medians_us"].append(median(us))
@@ -228,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not specs:
         raise SystemExit(f"no CPU vm cases named {args.models} in {args.manifest}")
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = _child_env(args.num_threads)
+    env = child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
     models: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="vm_bench_") as cwd:  # keep the repo off sys.path
@@ -242,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             models[spec["label"]] = summarize_model(raw)
             raw_all[spec["label"]] = raw
             r = models[spec["label"]]["ratio_ours_vs_apache"]["per_call_median"]
-            _log(
+            log(
                 f"  {spec['label']:16s} ours {models[spec['label']]['ours']['per_call_us']['median']:8.2f} us"
                 f"  apache {models[spec['label']]['apache']['per_call_us']['median']:8.2f} us"
                 f"  ratio {r:.3f}  ({time.perf_counter() - t0:.0f}s)"
@@ -287,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
-    _log(f"wrote {args.out}")
+    log(f"wrote {args.out}")
     md = render_markdown(results)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)

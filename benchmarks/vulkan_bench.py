@@ -31,11 +31,9 @@ Reported: median, p10 and p90 in microseconds, and the ratio ours / wgpu of the 
 from __future__ import annotations
 
 import argparse
-import gc
 import glob
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -44,34 +42,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts" / "vulkan"
 CONFIGS = {"default": {}, "LP_NUM_THREADS=0": {"LP_NUM_THREADS": "0"}}
-now = time.perf_counter_ns
-
-
-def interleaved(
-    impls: dict, rounds: int, block: int, warmup: int, per_call: int = 1
-) -> dict[str, list[float]]:
-    """Microseconds per call (divided by ``per_call``), implementations rotated every round."""
-    for fn in impls.values():
-        for _ in range(warmup):
-            fn()
-    names = list(impls)
-    samples: dict[str, list[float]] = {n: [] for n in names}
-    gc.disable()
-    try:
-        for r in range(rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                fn, out = impls[name], samples[name]
-                for _ in range(block):
-                    t0 = now()
-                    fn()
-                    out.append((now() - t0) / 1e3 / per_call)
-    finally:
-        gc.enable()
-    return samples
 
 
 # ----------------------------------------------------------------------------- one config
@@ -385,13 +360,10 @@ def table(results: dict) -> str:
     lines = []
     for config, res in results["configs"].items():
         lines.append(f"\n## lavapipe `{config}`: {res['env']['device']} (wgpu {res['env']['wgpu']})\n")
-        lines.append("| measurement | median µs | p10 µs | p90 µs | n |")
-        lines.append("|---|---|---|---|---|")
+        lines.extend(SUMMARY_TABLE_HEADER)
         for group, unit in (("latency", ""), ("batched", " (per dispatch)"), ("matmul", "")):
             for label, s in res[group].items():
-                lines.append(
-                    f"| {label}{unit} | {s['median']:.2f} | {s['p10']:.2f} | {s['p90']:.2f} | {s['n']} |"
-                )
+                lines.append(summary_row(f"{label}{unit}", s))
         lines.append("")
         for name, r in res["ratios_ours_over_wgpu"].items():
             lines.append(f"- ours / wgpu, {name}: **{r:.3f}**")
@@ -482,19 +454,12 @@ def main() -> int:
 
     results = {
         "benchmark": "tvm-runtime-vulkan vs wgpu (same SPIR-V, same device, same process)",
-        "env": {
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "cpus": os.cpu_count(),
-            "numpy": np.__version__,
-            "cpu_busy_before_each_config": busy_before,
-        },
+        "env": {**host_info(np.__version__), "cpu_busy_before_each_config": busy_before},
         "configs": configs,
     }
     print(table(results))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        write_json(args.json, results)
     return 0
 
 

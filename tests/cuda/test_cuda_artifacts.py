@@ -4,10 +4,16 @@ Skipped, with the reason, where there is no CUDA device."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from backend_testing import (
+    check_concurrent_matmul,
+    check_outputs,
+    check_relax_case,
+    check_scalar_arguments,
+    check_symbolic_shape_sizes,
+    check_time_evaluator,
+)
 from cuda_support import cuda_device, nvrtc_or_skip
 
 import tvm
@@ -25,18 +31,6 @@ def dev():
     return device
 
 
-def check_outputs(case_, outputs):
-    assert outputs
-    for key, out, expected in outputs:
-        np.testing.assert_allclose(
-            out.numpy().astype("float64"),
-            expected.astype("float64"),
-            rtol=case_["rtol"],
-            atol=case_["atol"],
-            err_msg=f"{case_['name']}: {key}",
-        )
-
-
 def test_required_cases_are_present():
     names = {c["name"] for c in CUDA_CASES}
     assert {"add", "add_fp16", "matmul", "row_sum", "dyn_muladd", "workspace", "multi_out"} <= names
@@ -50,30 +44,11 @@ def test_artifact_matches_numpy(case_, dev):
 
 
 def test_symbolic_shape_two_sizes_on_one_module(dev):
-    c = case("cuda", "dyn_muladd")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
-    f = mod[c["function"]]
-    data = np.load(ARTIFACTS / c["calls"][0]["npz"])
-    for n in (17, 1000, 17):
-        a = tvm.runtime.tensor(data[f"a_n{n}"], dev)
-        b = tvm.runtime.tensor(data[f"b_n{n}"], dev)
-        out = tvm.runtime.empty((n,), "float32", dev)
-        f(a, b, out)
-        np.testing.assert_allclose(out.numpy(), data[f"c_n{n}"], rtol=c["rtol"], atol=c["atol"])
+    check_symbolic_shape_sizes(tvm, "cuda", dev)
 
 
 def test_scalar_arguments(dev):
-    c = case("cuda", "multi_out")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
-    rng = np.random.default_rng(0)
-    a_np = rng.standard_normal(256).astype("float32")
-    b_np = rng.standard_normal(256).astype("float32")
-    a, b = tvm.runtime.tensor(a_np, dev), tvm.runtime.tensor(b_np, dev)
-    o1, o2 = tvm.runtime.empty((256,), "float32", dev), tvm.runtime.empty((256,), "float32", dev)
-    for alpha, beta in ((1.5, 3), (-0.25, -7), (0.0, 0)):
-        mod["multi_out"](a, b, alpha, beta, o1, o2)
-        np.testing.assert_allclose(o1.numpy(), a_np * np.float32(alpha) + b_np, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(o2.numpy(), a_np - np.float32(beta), rtol=1e-6)
+    check_scalar_arguments(tvm, "cuda", dev, rtol=1e-5, atol=1e-6)
 
 
 def test_workspace_kernel_repeated(dev):
@@ -84,30 +59,7 @@ def test_workspace_kernel_repeated(dev):
 
 
 def test_concurrent_launches_from_threads(dev):
-    c = case("cuda", "matmul")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
-    f = mod[c["function"]]
-    errors = []
-
-    def worker(seed):
-        try:
-            rng = np.random.default_rng(seed)
-            a_np = rng.standard_normal((64, 32)).astype("float32")
-            b_np = rng.standard_normal((32, 48)).astype("float32")
-            a, b = tvm.runtime.tensor(a_np, dev), tvm.runtime.tensor(b_np, dev)
-            out = tvm.runtime.empty((64, 48), "float32", dev)
-            for _ in range(20):
-                f(a, b, out)
-                np.testing.assert_allclose(out.numpy(), a_np @ b_np, rtol=1e-4, atol=1e-4)
-        except Exception as err:  # noqa: BLE001 - collected and re-raised below
-            errors.append(err)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    check_concurrent_matmul(tvm, "cuda", dev)
 
 
 def test_on_a_created_stream(dev):
@@ -133,14 +85,7 @@ def test_on_a_created_stream(dev):
 
 
 def test_time_evaluator(dev):
-    c = case("cuda", "add")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
-    data = np.load(ARTIFACTS / c["calls"][0]["npz"])
-    a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
-    out = tvm.runtime.empty((1024,), "float32", dev)
-    res = mod.time_evaluator("add", dev, number=5, repeat=2)(a, b, out)
-    assert len(res.results) == 2 and res.mean > 0
-    np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-6)
+    check_time_evaluator(tvm, "cuda", dev)
 
 
 def test_compiled_source_is_cached_for_this_gpu(dev):
@@ -158,11 +103,4 @@ def test_compiled_source_is_cached_for_this_gpu(dev):
 def test_relax_model(case_, dev):
     if not hasattr(tvm.runtime, "vm"):
         pytest.skip("this tvm-runtime core has no Relax VM (tvm.runtime.vm) yet")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / case_["file"]))
-    vm = tvm.runtime.vm.VirtualMachine(mod, dev)
-    for call in case_["calls"]:
-        data = np.load(ARTIFACTS / call["npz"])
-        res = vm["main"](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
-        results = list(res) if case_["output_is_tuple"] else [res]
-        for key, out in zip(call["outputs"], results):
-            np.testing.assert_allclose(out.numpy(), data[key], rtol=case_["rtol"], atol=case_["atol"])
+    check_relax_case(tvm, case_, tvm.runtime.load_module(str(ARTIFACTS / case_["file"])), dev)

@@ -8,19 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from cuda_support import (
-    FLOAT32,
-    FLOAT64,
-    HANDLE,
-    INT32,
-    INT64,
-    UINT32,
-    Kernel,
-    cuda_device,
-    load_payload,
-    nvrtc_or_skip,
-    write_cuda_payload,
-)
+from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel, check_host_round_trip
+from cuda_support import cuda_device, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm
 import tvm.backend.cuda as hook
@@ -67,8 +56,7 @@ def test_missing_device_index(dev):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "float64", "bool"])
 def test_host_round_trip(dev, dtype):
-    x = (np.arange(1000) % 7 - 3).astype(dtype)
-    np.testing.assert_array_equal(tvm.runtime.tensor(x, dev).numpy(), x)
+    check_host_round_trip(tvm, dev, dtype)
 
 
 def test_device_copies_and_offsets(dev):

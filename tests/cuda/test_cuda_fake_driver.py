@@ -24,6 +24,7 @@ import numpy as np
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
 import tvm, tvm_ffi
 import tvm.backend.cuda as hook
+from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
 from cuda_support import *
 fake = fake_driver(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
 def log():

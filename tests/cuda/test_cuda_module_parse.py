@@ -7,11 +7,8 @@ import struct
 
 import numpy as np
 import pytest
+from backend_testing import FLOAT32, HANDLE, INT32, Kernel
 from cuda_support import (
-    FLOAT32,
-    HANDLE,
-    INT32,
-    Kernel,
     cuda_payload_of,
     dtype_str,
     load_payload,

@@ -8,48 +8,37 @@ search should find, so it behaves the same on machines with a GPU.
 from __future__ import annotations
 
 import pytest
+from backend_testing import driver_status, no_driver_script, run_diagnostics, run_without_driver
 from cuda_support import build_fake_driver
 
 import tvm
-from conftest import ARTIFACTS, run_python
+from conftest import ARTIFACTS
 
 ADD_SO = str(ARTIFACTS / "cuda" / "add.so")
 
 # What a process without CUDA must survive: import, attributes, diagnostics, loading an artifact
 # (lazy) and then using the device, which must raise with the reason.
-SCRIPT = f"""
-import numpy as np, tvm
-from tvm.backend.cuda import detect_target
-dev = tvm.cuda(0)
-assert dev.exist is False
-assert dev.device_name is None
+SCRIPT = no_driver_script(
+    "cuda",
+    2,
+    ADD_SO,
+    checks="""\
 assert tvm.device(3, 0).exist is False
 assert tvm.runtime.enabled("cuda")
-print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")(2))
-mod = tvm.runtime.load_module({ADD_SO!r})
-a = tvm.runtime.tensor(np.ones(1024, "float32"))
-for what, fn in [
+""",
+    probes="""\
     ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
     ("pinned", lambda: tvm.runtime.empty((4,), "float32", tvm.device(3, 0))),
     ("detect", lambda: detect_target(dev)),
     ("kernel", lambda: mod.imports[0]["add_kernel"](None, None, None, 16, 64)),
     ("stream", lambda: dev.create_raw_stream()),
-]:
-    try:
-        fn()
-        print(what, "NO ERROR")
-    except (RuntimeError, ValueError) as err:
-        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
-print("DONE")
-"""
+""",
+)
 
 
 def run_without_cuda(env: dict[str, str]) -> tuple[str, str]:
-    proc = run_python(SCRIPT, env=env)
-    assert "DONE" in proc.stdout, proc.stdout + proc.stderr
-    assert "NO ERROR" not in proc.stdout, proc.stdout
-    status = proc.stdout.split("STATUS:", 1)[1].splitlines()[0]
-    return status, proc.stdout
+    out = run_without_driver(SCRIPT, env)
+    return driver_status(out), out
 
 
 def test_missing_driver_library():
@@ -65,12 +54,9 @@ def test_missing_driver_library():
 
 
 def test_missing_driver_diagnostics():
-    proc = run_python(
-        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
-        env={"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"},
-    )
-    assert "cuda " in proc.stdout and "loaded" in proc.stdout
-    assert "NVIDIA driver library could not be opened" in proc.stdout
+    out = run_diagnostics({"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
+    assert "cuda " in out and "loaded" in out
+    assert "NVIDIA driver library could not be opened" in out
 
 
 def test_this_machine_without_driver():

@@ -13,7 +13,8 @@ import struct
 from pathlib import Path
 
 import pytest
-from cuda_support import cuda_payload_of, elf_section_names, nvrtc_or_skip, parse_cuda_payload
+from backend_testing import elf_section_names
+from cuda_support import cuda_payload_of, nvrtc_or_skip, parse_cuda_payload
 
 import tvm.backend.cuda as hook
 from conftest import ARTIFACTS, MANIFEST, run_python

@@ -6,7 +6,11 @@ from __future__ import annotations
 import importlib.metadata as md
 from pathlib import Path
 
-from cuda_support import elf_dynamic_needed
+from backend_testing import (
+    check_entry_point,
+    check_links_no_vendor_library,
+    check_ships_only_its_namespace_portion,
+)
 
 import tvm.backend.cuda as hook
 from conftest import ARTIFACTS, run_python
@@ -15,13 +19,7 @@ DSO = Path(hook.__file__).parent / "libtvm_runtime_cuda.so"
 
 
 def test_ships_only_its_namespace_portion():
-    dist = md.distribution("tvm-runtime-cuda")
-    files = [str(f) for f in dist.files or []]
-    payload = [f for f in files if ".dist-info/" not in f]
-    assert "tvm/backend/cuda/__init__.py" in payload
-    assert "tvm/backend/cuda/libtvm_runtime_cuda.so" in payload
-    assert all(f.startswith("tvm/backend/cuda/") for f in payload), payload
-    assert any(r.startswith("tvm-runtime") and "<0.2" in r for r in dist.requires or [])
+    check_ships_only_its_namespace_portion("cuda")
 
 
 def test_wheel_is_py3_none():
@@ -44,16 +42,13 @@ def test_nvrtc_extras():
 
 
 def test_entry_point():
-    (ep,) = [e for e in md.entry_points(group="tvm.backends") if e.name == "cuda"]
-    assert ep.value == "tvm.backend.cuda"
+    check_entry_point("cuda")
     assert hook.DEVICE_TYPES == (2, 3)
     assert callable(hook.register) and callable(hook.detect_target)
 
 
 def test_dso_links_no_cuda_library():
-    needed = elf_dynamic_needed(DSO)
-    assert "libtvm_runtime.so" in needed
-    assert not [n for n in needed if "cuda" in n or "nvrtc" in n or "cudart" in n], needed
+    check_links_no_vendor_library(DSO, ("cuda", "nvrtc", "cudart"))
 
 
 def test_no_cuda_library_opened_before_device_use():

@@ -8,57 +8,45 @@ import struct
 import numpy as np
 import pytest
 import tvm_ffi
-from ocl_support import (
+from backend_testing import (
     FLOAT32,
     HANDLE,
     INT32,
     Kernel,
-    code_offset,
-    opencl_device,
-    opencl_payload_of,
-    write_opencl_payload,
+    driver_status,
+    no_driver_script,
+    run_diagnostics,
+    run_without_driver,
 )
+from ocl_support import code_offset, opencl_device, opencl_payload_of, write_opencl_payload
 
 import tvm
-from conftest import ARTIFACTS, run_python
+from conftest import ARTIFACTS
 
 ADD_SO = str(ARTIFACTS / "opencl" / "add.so")
 
 # What a process without OpenCL must survive: import, attributes, the diagnostics, loading an
 # artifact (lazy) and then using the device, which must raise with the reason.
-NO_OPENCL_SCRIPT = f"""
-import numpy as np, tvm
-from tvm.backend.opencl import detect_target
-dev = tvm.opencl(0)
-assert dev.exist is False
-assert dev.device_name is None
-print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")(4))
-mod = tvm.runtime.load_module({ADD_SO!r})
-for what, fn in [
+NO_OPENCL_SCRIPT = no_driver_script(
+    "opencl",
+    4,
+    ADD_SO,
+    probes="""\
     ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
     ("detect", lambda: detect_target(dev)),
-]:
-    try:
-        fn()
-        print(what, "NO ERROR")
-    except (RuntimeError, ValueError) as err:
-        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
-print("DONE")
-"""
+""",
+)
 
 
 def run_without_opencl(env):
-    proc = run_python(NO_OPENCL_SCRIPT, env=env)
-    assert "DONE" in proc.stdout, proc.stdout + proc.stderr
-    assert "NO ERROR" not in proc.stdout
-    return proc.stdout
+    return run_without_driver(NO_OPENCL_SCRIPT, env)
 
 
 def test_missing_icd_loader():
     # TVM_OPENCL_LIBRARY replaces the default libOpenCL.so.1 search: a path that does not
     # exist is exactly what a machine without an ICD loader looks like to the backend.
     out = run_without_opencl({"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"})
-    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    status = driver_status(out)
     assert "no OpenCL ICD loader could be opened" in status
     assert "/nonexistent/libOpenCL.so.1" in status
     assert "ocl-icd-libopencl1" in status
@@ -72,17 +60,14 @@ def test_library_that_is_not_an_icd_loader():
 
 
 def test_missing_icd_loader_diagnostics():
-    proc = run_python(
-        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
-        env={"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"},
-    )
-    assert "opencl" in proc.stdout
-    assert "no OpenCL ICD loader could be opened" in proc.stdout
+    out = run_diagnostics({"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"})
+    assert "opencl" in out
+    assert "no OpenCL ICD loader could be opened" in out
 
 
 def test_no_platform():
     out = run_without_opencl({"OCL_ICD_VENDORS": "/nonexistent"})
-    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    status = driver_status(out)
     if "no OpenCL ICD loader" in status:
         pytest.skip("no ICD loader installed: the no-platform case cannot be shown")
     assert "found no platform" in status

@@ -6,13 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm_ffi
-from ocl_support import FLOAT32, HANDLE, INT32, Kernel, opencl_device, write_opencl_payload
+from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
+from ocl_support import opencl_device, write_opencl_payload
 
 import tvm
-
-INT64 = (0, 64, 1)
-UINT32 = (1, 32, 1)
-FLOAT64 = (2, 64, 1)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from backend_testing import packed_str
 from vm_support import (
     MAGIC_V1,
     MAGIC_V2,
     VM_ARTIFACTS,
     executable_payload,
-    packed_str,
     patched_copy,
 )
 

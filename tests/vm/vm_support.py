@@ -6,12 +6,12 @@ broken copies of it.
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from backend_testing import read_embedded_modules
 
 from conftest import ARTIFACTS, MANIFEST
 
@@ -55,55 +55,11 @@ def run_case_call(tvm: Any, vm: Any, call: dict[str, Any], dev: Any) -> list[tup
 # ------------------------------------------------------------------ artifact surgery
 
 
-def _sections(data: bytes) -> list[tuple[int, int, int, int, int]]:
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError("not an ELF64 little-endian file")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    out = []
-    for i in range(shnum):
-        _, sh_type, _, addr, offset, size, link = struct.unpack_from("<IIQQQQI", data, shoff + i * shentsize)
-        out.append((sh_type, addr, offset, size, link))
-    return out
-
-
-def find_symbol(data: bytes, name: bytes) -> tuple[int, int]:
-    """(file offset, size) of the data of a dynamic symbol."""
-    sections = _sections(data)
-    for sh_type, _, offset, size, link in sections:
-        if sh_type != 11:  # SHT_DYNSYM
-            continue
-        strtab = sections[link][2]
-        for pos in range(offset, offset + size, 24):
-            st_name, _, _, shndx, value, sym_size = struct.unpack_from("<IBBHQQ", data, pos)
-            end = data.index(b"\0", strtab + st_name)
-            if data[strtab + st_name : end] == name:
-                _, addr, sec_off, _, _ = sections[shndx]
-                return value - addr + sec_off, sym_size
-    raise KeyError(name)
-
-
 def executable_span(so_bytes: bytes) -> tuple[int, int]:
     """(file offset, length) of the relax.VMExecutable payload inside an exported .so."""
-    off, _ = find_symbol(so_bytes, b"__tvm_ffi__library_bin")
-    pos = off + 8
-
-    def u64() -> int:
-        nonlocal pos
-        (v,) = struct.unpack_from("<Q", so_bytes, pos)
-        pos += 8
-        return v
-
-    n_indptr = u64()
-    pos += 8 * n_indptr
-    n_child = u64()
-    pos += 8 * n_child
-    kind_len = u64()
-    kind = so_bytes[pos : pos + kind_len]
-    pos += kind_len
-    assert kind == b"relax.VMExecutable", kind
-    length = u64()
-    return pos, length
+    executable = read_embedded_modules(so_bytes)[0]
+    assert executable.kind == "relax.VMExecutable", executable.kind
+    return executable.offset, len(executable.payload)
 
 
 def executable_payload(path: Path) -> bytes:
@@ -123,8 +79,3 @@ def patched_copy(path: Path, dst: Path, old: bytes, new: bytes) -> Path:
     data[start + at : start + at + len(old)] = new
     dst.write_bytes(bytes(data))
     return dst
-
-
-def packed_str(s: bytes) -> bytes:
-    """The serializer's encoding of a string: u64 length + bytes."""
-    return struct.pack("<Q", len(s)) + s

@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
 import pytest
+from backend_testing import check_outputs, run_in_threads
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,
@@ -37,18 +37,6 @@ CASES = vk_cases()
 @pytest.fixture(scope="module")
 def dev():
     return vulkan_device(tvm)
-
-
-def check_outputs(case_, outputs):
-    assert outputs
-    for key, out, expected in outputs:
-        np.testing.assert_allclose(
-            out.numpy().astype("float64"),
-            expected.astype("float64"),
-            rtol=case_["rtol"],
-            atol=case_["atol"],
-            err_msg=f"{case_['name']}: {key}",
-        )
 
 
 @pytest.mark.parametrize("case_", CASES, ids=[c["name"] for c in CASES])
@@ -194,27 +182,19 @@ def test_kernel_sequence_is_batched_and_ordered(dev):
 def test_module_is_shared_between_threads(dev):
     mod = load_payload(payload_of("add"))
     f = mod["add_kernel"]
-    errors = []
 
     def worker(seed):
-        try:
-            rng = np.random.default_rng(seed)
-            for _ in range(20):
-                x, y = (
-                    rng.standard_normal(1024).astype("float32"),
-                    rng.standard_normal(1024).astype("float32"),
-                )
-                c = tvm.runtime.empty((1024,), "float32", dev)
-                f(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), c, 16, 64)
-                np.testing.assert_array_equal(c.numpy(), x + y)
-        except Exception as err:  # noqa: BLE001 - reported below
-            errors.append(err)
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            x, y = (
+                rng.standard_normal(1024).astype("float32"),
+                rng.standard_normal(1024).astype("float32"),
+            )
+            c = tvm.runtime.empty((1024,), "float32", dev)
+            f(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), c, 16, 64)
+            np.testing.assert_array_equal(c.numpy(), x + y)
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(worker)
     assert not errors, errors
 
 

@@ -12,6 +12,11 @@ import sys
 import numpy as np
 import pytest
 import tvm_ffi
+from backend_testing import (
+    check_copies_honour_byte_offsets,
+    check_device_to_device_copy,
+    check_host_round_trip,
+)
 from vk_support import VK_ARTIFACTS, load_payload, payload_of, target_property, vulkan_device
 
 import tvm
@@ -108,9 +113,7 @@ def test_lavapipe_reports_its_features(dev):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "float64", "bool", "uint16"])
 def test_host_round_trip(dev, dtype):
-    x = (np.arange(1000) % 7 - 3).astype(dtype)
-    t = tvm.runtime.tensor(x, dev)
-    np.testing.assert_array_equal(t.numpy(), x)
+    check_host_round_trip(tvm, dev, dtype)
 
 
 def test_empty_scalar_and_large_tensors(dev):
@@ -122,30 +125,11 @@ def test_empty_scalar_and_large_tensors(dev):
 
 
 def test_device_to_device_copy(dev):
-    x = np.random.default_rng(0).standard_normal((64, 33)).astype("float32")
-    a = tvm.runtime.tensor(x, dev)
-    b = a.copyto(dev)
-    c = tvm.runtime.empty(x.shape, "float32", dev)
-    b.copyto(c)
-    np.testing.assert_array_equal(c.numpy(), x)
-    np.testing.assert_array_equal(a.copyto(tvm.cpu(0)).numpy(), x)
+    check_device_to_device_copy(tvm, dev)
 
 
 def test_copies_honour_byte_offsets(dev):
-    x = np.arange(100, dtype="float32")
-    t = tvm.runtime.tensor(x, dev)
-    view = t._create_view((10,), "float32", 40 * 4)
-    np.testing.assert_array_equal(view.numpy(), x[40:50])
-    view.copyfrom(np.full(10, -1.0, dtype="float32"))
-    expected = x.copy()
-    expected[40:50] = -1.0
-    np.testing.assert_array_equal(t.numpy(), expected)
-    dst = tvm.runtime.empty((100,), "float32", dev)
-    dst.copyfrom(np.zeros(100, dtype="float32"))
-    t._create_view((10,), "float32", 0).copyto(dst._create_view((10,), "float32", 90 * 4))
-    got = dst.numpy()
-    np.testing.assert_array_equal(got[90:], expected[:10])
-    assert not got[:90].any()
+    t, expected = check_copies_honour_byte_offsets(tvm, dev)
     # Overlapping views of one tensor (vkCmdCopyBuffer cannot do that directly).
     t._create_view((50,), "float32", 0).copyto(t._create_view((50,), "float32", 20 * 4))
     expected[20:70] = expected[0:50].copy()

@@ -10,6 +10,13 @@ import struct
 
 import numpy as np
 import pytest
+from backend_testing import (
+    driver_status,
+    no_driver_script,
+    run_diagnostics,
+    run_without_driver,
+    vendor_library_mapping,
+)
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,
@@ -28,41 +35,28 @@ LVP_MISSING = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "
 
 # What a process without a usable Vulkan must survive: import, attributes, the diagnostics,
 # loading an artifact (lazy) and then using the device, which must raise with the reason.
-NO_VULKAN_SCRIPT = f"""
-import numpy as np, tvm
-from tvm.backend.vulkan import detect_target
-dev = tvm.vulkan(0)
-assert dev.exist is False
-assert dev.device_name is None
-print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")(7))
-mod = tvm.runtime.load_module({ADD_SO!r})
-for what, fn in [
+NO_VULKAN_SCRIPT = no_driver_script(
+    "vulkan",
+    7,
+    ADD_SO,
+    probes="""\
     ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
     ("detect", lambda: detect_target(dev)),
     ("call", lambda: mod["add"](*[tvm.runtime.empty((1024,), "float32", tvm.cpu(0))] * 3)),
     ("sync", lambda: dev.sync()),
-]:
-    try:
-        fn()
-        print(what, "NO ERROR")
-    except (RuntimeError, ValueError) as err:
-        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
-print("DONE")
-"""
+""",
+)
 
 
 def run_without_vulkan(env):
-    proc = run_python(NO_VULKAN_SCRIPT, env=env)
-    assert "DONE" in proc.stdout, proc.stdout + proc.stderr
-    assert "NO ERROR" not in proc.stdout
-    return proc.stdout
+    return run_without_driver(NO_VULKAN_SCRIPT, env)
 
 
 def test_missing_loader():
     # TVM_VULKAN_LIBRARY replaces the default libvulkan.so.1 search: a path that does not exist
     # is exactly what a machine without the Vulkan loader looks like to the backend.
     out = run_without_vulkan({"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"})
-    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    status = driver_status(out)
     assert "libvulkan.so.1 could not be opened" in status
     assert "/nonexistent/libvulkan.so.1" in status
     assert "apt-get install libvulkan1 mesa-vulkan-drivers" in status
@@ -77,17 +71,14 @@ def test_library_that_is_not_a_vulkan_loader():
 
 
 def test_missing_loader_diagnostics():
-    proc = run_python(
-        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
-        env={"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"},
-    )
-    assert "vulkan" in proc.stdout
-    assert "libvulkan.so.1 could not be opened" in proc.stdout
+    out = run_diagnostics({"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"})
+    assert "vulkan" in out
+    assert "libvulkan.so.1 could not be opened" in out
 
 
 def test_no_driver():
     out = run_without_vulkan(LVP_MISSING)
-    status = out.split("STATUS:", 1)[1].splitlines()[0]
+    status = driver_status(out)
     if "could not be opened" in status:
         pytest.skip("no Vulkan loader installed: the no-driver case cannot be shown")
     assert "no Vulkan driver (ICD) was found" in status
@@ -96,20 +87,9 @@ def test_no_driver():
 
 
 def test_loader_is_opened_only_on_first_device_use():
-    proc = run_python(
-        """
-        def mapped():
-            return "libvulkan" in open("/proc/self/maps").read()
-        import tvm, tvm.backend.vulkan
-        from tvm.backend import _dso
-        assert "vulkan" in _dso.LOADED, "backend registered at import"
-        print("after import:", mapped())
-        tvm.vulkan(0).exist
-        print("after first use:", mapped())
-        """
-    )
-    assert "after import: False" in proc.stdout
-    assert "after first use:" in proc.stdout
+    out = vendor_library_mapping("vulkan", "libvulkan", "tvm.vulkan(0).exist")
+    assert "after import: False" in out
+    assert "after first use:" in out
 
 
 # ------------------------------------------------------------------------ corrupted blobs

@@ -9,11 +9,10 @@ numpy results ``<case>.npz``.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
-import pytest
 import tvm_ffi
+from backend_testing import device_or_skip
 
 from conftest import ARTIFACTS
 
@@ -28,13 +27,7 @@ import vulkan_payload  # noqa: E402,F401  (re-exported for the tests)
 
 def vulkan_device(tvm):
     """tvm.vulkan(0), or a skip with the driver's reason (a failure when Vulkan is required)."""
-    dev = tvm.vulkan(0)
-    if not dev.exist:
-        reason = tvm.get_global_func("runtime.DeviceDriverStatus")(VULKAN)
-        if os.environ.get("TVM_TEST_REQUIRE_VULKAN") == "1":
-            pytest.fail(f"TVM_TEST_REQUIRE_VULKAN=1 but no Vulkan device: {reason}")
-        pytest.skip(f"no Vulkan device: {reason}")
-    return dev
+    return device_or_skip(tvm, tvm.vulkan(0), VULKAN, "Vulkan")
 
 
 def target_property(dev, key):

@@ -1,6 +1,6 @@
 #include "cl_error.h"
 
-#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/status_codes.h>
 
 namespace tvm_runtime {
 namespace opencl {
@@ -83,14 +83,14 @@ constexpr NamedCode kClErrors[] = {
 }  // namespace
 
 std::string ClErrorString(cl_int code) {
-  for (const NamedCode& e : kClErrors) {
-    if (e.code == code) return std::string(e.name) + " (" + std::to_string(code) + ")";
+  if (const NamedCode* e = backend::FindStatusCode(kClErrors, code)) {
+    return backend::NamedStatus(e->name, code);
   }
   return "CL error " + std::to_string(code);
 }
 
 void ThrowClError(cl_int code, const std::string& what) {
-  backend::ThrowError("RuntimeError", "OpenCL error " + ClErrorString(code) + " in " + what);
+  backend::ThrowStatusError("OpenCL", ClErrorString(code), what);
 }
 
 }  // namespace opencl

@@ -1,6 +1,6 @@
 #include "vk_error.h"
 
-#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/status_codes.h>
 
 namespace tvm_runtime {
 namespace vulkan {
@@ -47,18 +47,16 @@ constexpr NamedResult kResults[] = {
 }  // namespace
 
 std::string VkResultString(VkResult result) {
-  for (const NamedResult& r : kResults) {
-    if (r.code == result) {
-      std::string out = std::string(r.name) + " (" + std::to_string(result) + ")";
-      if (r.hint != nullptr) out += ": " + std::string(r.hint);
-      return out;
-    }
+  if (const NamedResult* r = backend::FindStatusCode(kResults, result)) {
+    std::string out = backend::NamedStatus(r->name, result);
+    if (r->hint != nullptr) out += ": " + std::string(r->hint);
+    return out;
   }
   return "VkResult " + std::to_string(result);
 }
 
 void ThrowVkError(VkResult result, const std::string& what) {
-  backend::ThrowError("RuntimeError", "Vulkan error " + VkResultString(result) + " in " + what);
+  backend::ThrowStatusError("Vulkan", VkResultString(result), what);
 }
 
 }  // namespace vulkan

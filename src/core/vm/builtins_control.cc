@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "allocators.h"
+#include "ffi_names.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -27,11 +28,6 @@ namespace tvm_runtime {
 namespace core {
 namespace vm {
 namespace {
-
-namespace ffi = ::tvm::ffi;
-using ffi::Any;
-using ffi::AnyView;
-using ffi::PackedArgs;
 
 const ffi::ArrayObj* RequireTuple(const AnyView& v, const char* who) {
   const auto* arr = v.as<ffi::ArrayObj>();

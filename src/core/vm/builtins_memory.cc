@@ -21,6 +21,7 @@
 #include <string>
 
 #include "allocators.h"
+#include "ffi_names.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -28,11 +29,6 @@ namespace tvm_runtime {
 namespace core {
 namespace vm {
 namespace {
-
-namespace ffi = ::tvm::ffi;
-using ffi::Any;
-using ffi::AnyView;
-using ffi::PackedArgs;
 
 void RequireGlobalScope(const AnyView& scope, const char* who) {
   if (scope == nullptr) return;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "ffi_names.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -27,11 +28,6 @@ namespace tvm_runtime {
 namespace core {
 namespace vm {
 namespace {
-
-namespace ffi = ::tvm::ffi;
-using ffi::Any;
-using ffi::AnyView;
-using ffi::PackedArgs;
 
 enum MatchShapeCode : int64_t {
   kAssertEqualToImm = 0,

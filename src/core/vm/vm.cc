@@ -9,17 +9,14 @@
 #include <utility>
 
 #include "../device_registry.h"
+#include "ffi_names.h"
 
 namespace tvm_runtime {
 namespace core {
 namespace vm {
 namespace {
 
-namespace ffi = ::tvm::ffi;
-using ffi::Any;
-using ffi::AnyView;
 using ffi::Function;
-using ffi::PackedArgs;
 
 // Deep enough for any real model, shallow enough to fail before the C++ stack does.
 constexpr size_t kMaxCallDepth = 4096;
