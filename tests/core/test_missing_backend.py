@@ -5,34 +5,31 @@ from __future__ import annotations
 from conftest import ARTIFACTS, run_python
 
 
-def test_opencl_artifact_without_backend_names_the_wheel():
+def _load_error(artifact: str, env: dict[str, str]) -> str:
+    """What loading ``artifact`` in a fresh interpreter with ``env`` raises (RuntimeError text)."""
     proc = run_python(
         f"""
         import tvm
         try:
-            tvm.runtime.load_module({str(ARTIFACTS / "opencl" / "add.so")!r})
+            tvm.runtime.load_module({str(ARTIFACTS / artifact)!r})
         except RuntimeError as e:
             print(e)
         """,
-        env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"},
+        env=env,
     )
-    assert "'opencl'" in proc.stdout
-    assert "pip install tvm-runtime-opencl" in proc.stdout
-    assert "not registered" not in proc.stdout
+    return proc.stdout
+
+
+def test_opencl_artifact_without_backend_names_the_wheel():
+    out = _load_error("opencl/add.so", {"TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert "'opencl'" in out
+    assert "pip install tvm-runtime-opencl" in out
+    assert "not registered" not in out
 
 
 def test_cuda_artifact_without_backend_names_the_wheel():
-    proc = run_python(
-        f"""
-        import tvm
-        try:
-            tvm.runtime.load_module({str(ARTIFACTS / "cuda" / "add.so")!r})
-        except RuntimeError as e:
-            print(e)
-        """,
-        env={"TVM_BACKENDS": "none"},
-    )
-    assert "pip install tvm-runtime-cuda" in proc.stdout
+    out = _load_error("cuda/add.so", {"TVM_BACKENDS": "none"})
+    assert "pip install tvm-runtime-cuda" in out
 
 
 def test_device_without_backend():

@@ -15,8 +15,6 @@ from .. import _core
 from ._dso import BackendABIError
 
 GROUP = "tvm.backends"
-# Device types of the known backends, for when a hook fails before it can tell us its own.
-_KNOWN_DEVICE_TYPES = {"cuda": (2, 3, 13), "opencl": (4,), "vulkan": (7,), "metal": (8,), "rocm": (10, 11)}
 _FALSY = {"0", "false", "no", "off"}
 
 
@@ -146,11 +144,20 @@ def _note_failure(record: BackendRecord) -> None:
     try:
         from ..runtime import _ffi_api
 
-        device_types = getattr(record.hook, "DEVICE_TYPES", None) or _KNOWN_DEVICE_TYPES.get(record.name, ())
+        device_types = getattr(record.hook, "DEVICE_TYPES", None) or _device_types_of(record)
         for device_type in device_types:
             _ffi_api.NoteBackendFailure(device_type, f"{record.reason}; fix: {record.fix}")
     except Exception:  # noqa: BLE001 - diagnostics only
         pass
+
+
+def _device_types_of(record: BackendRecord) -> tuple[int, ...]:
+    """Device types the core attributes to this backend's distribution (for a hook that failed
+    before it could say), from the same table that names wheels in error messages."""
+    from ..runtime import _ffi_api
+
+    dist = (record.distribution or f"tvm-runtime-{record.name}").lower()
+    return tuple(t for t in range(1, 64) if str(_ffi_api.DistributionForDevice(t)) == dist)
 
 
 def load_backends(force: bool = False) -> dict[str, BackendRecord]:

@@ -6,6 +6,7 @@ import platform
 from typing import Any
 
 from ._discovery import list_backends
+from ._hook import require_device
 
 
 def _cpu_target() -> dict[str, Any]:
@@ -24,11 +25,7 @@ def detect_target_from_device(dev: Any) -> dict[str, Any]:
     Dispatches to the hook of the backend serving the device type (its ``detect_target``).
     Raises ``ValueError`` when the device does not exist or no backend can describe it.
     """
-    if not dev.exist:
-        raise ValueError(
-            f"cannot detect a target for {dev}: the device does not exist "
-            "(run `python -m tvm.backend` to see why)"
-        )
+    require_device(dev)
     device_type = dev.dlpack_device_type()
     if device_type == 1:
         return _cpu_target()

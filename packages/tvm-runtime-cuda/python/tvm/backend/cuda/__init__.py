@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tvm.backend import _hook
 from tvm.backend._dso import load_backend_dso
 
 from ._event import Event
@@ -46,9 +47,7 @@ def register() -> None:
 
 def driver_status() -> str:
     """Why CUDA is unusable (what is missing and how to fix it), or "" when it works."""
-    import tvm_ffi
-
-    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(_CUDA))
+    return _hook.driver_status(_CUDA)
 
 
 def driver_info() -> dict[str, Any]:
@@ -58,9 +57,9 @@ def driver_info() -> dict[str, Any]:
 
 def detect_target(dev: Any) -> dict[str, Any]:
     """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``."""
-    if dev.dlpack_device_type() != _CUDA or not dev.exist:
-        reason = driver_status() or f"this machine has no CUDA device with index {dev.index}"
-        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    if dev.dlpack_device_type() != _CUDA:
+        raise ValueError(f"cannot detect a CUDA target for {dev}: not a CUDA device")
+    _hook.require_device(dev)
     import tvm_ffi
 
     prop = tvm_ffi.get_global_func("runtime.GetDeviceTargetProperty")

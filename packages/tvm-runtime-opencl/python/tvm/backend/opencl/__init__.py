@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tvm.backend import _hook
 from tvm.backend._dso import load_backend_dso
 
 _DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_opencl.so")
@@ -27,9 +28,7 @@ def register() -> None:
 
 def driver_status() -> str:
     """Why OpenCL is unusable (what is missing and how to fix it), or "" when it works."""
-    import tvm_ffi
-
-    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(4))
+    return _hook.driver_status(4)
 
 
 def _device_key(name: str) -> str | None:
@@ -44,9 +43,7 @@ def _device_key(name: str) -> str | None:
 
 def detect_target(dev: Any) -> dict[str, Any]:
     """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``."""
-    if not dev.exist:
-        reason = driver_status() or f"this machine has no OpenCL device with index {dev.index}"
-        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    _hook.require_device(dev)
     threads = int(dev.max_threads_per_block)
     target: dict[str, Any] = {
         "kind": "opencl",

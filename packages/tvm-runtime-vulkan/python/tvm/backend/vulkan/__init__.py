@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tvm.backend import _hook
 from tvm.backend._dso import load_backend_dso
 
 _DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_vulkan.so")
@@ -61,9 +62,7 @@ def register() -> None:
 
 def driver_status() -> str:
     """Why Vulkan is unusable (what is missing and how to fix it), or "" when it works."""
-    import tvm_ffi
-
-    return str(tvm_ffi.get_global_func("runtime.DeviceDriverStatus")(7))
+    return _hook.driver_status(7)
 
 
 def get_target_property(dev: Any, key: str) -> Any:
@@ -80,9 +79,7 @@ def detect_target(dev: Any) -> dict[str, Any]:
     ``supports_float16`` and ``supports_16bit_buffer``, limits such as ``max_num_threads`` and
     ``max_push_constants_size``, and the device identity), i.e. what ``-from_device`` would fill in.
     """
-    if not dev.exist:
-        reason = driver_status() or f"this machine has no Vulkan device with index {dev.index}"
-        raise ValueError(f"cannot detect the target of {dev}: {reason}")
+    _hook.require_device(dev)
     target: dict[str, Any] = {"kind": "vulkan"}
     for key in TARGET_PROPERTIES:
         value = get_target_property(dev, key)
