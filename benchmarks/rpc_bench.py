@@ -1,0 +1,172 @@
+"""RPC: our ``tvm.exec.rpc_server`` vs apache-tvm 0.27's, driven by the same apache-tvm client.
+
+    python benchmarks/rpc_bench.py --ours-python PY --apache-python PY \\
+        [--out results/rpc_bench.json] [--markdown results/rpc_bench.md]
+
+Both servers run at once on loopback (127.0.0.1).  Each round starts one apache-tvm client
+child per server, in alternating order (ours, apache, then apache, ours, ...) so machine drift
+hits both alike.  A child measures, in one session:
+
+* tiny call: round-trip latency of ``runtime.GetDeviceAttr(cpu, 0, exist)``, a remote global
+  with no tensor traffic (blocks of ``--number`` calls; per-call seconds of each block);
+* upload: ``tvm.rpc.server.upload`` of a ``--nbytes`` (10 MB) random blob, one packet each,
+  written to the session directory (seconds per upload -> MB/s).
+
+The client process is the same apache-tvm client for both servers (tests/rpc/apache_client.py
+scenarios ``tiny_call`` and ``upload``).  This is a benchmark, not a test: exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _harness import child_env, last_line, log, run_child, write_json
+from _stats import median, ratio, summarize
+from core_bench import machine_info
+
+REPO = Path(__file__).resolve().parent.parent
+CLIENT = REPO / "tests" / "rpc" / "apache_client.py"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"no server on port {port}")
+
+
+def start_server(python: str, log_path: Path) -> tuple[subprocess.Popen, int]:
+    """``python -m tvm.exec.rpc_server`` on a free loopback port (same flags for both)."""
+    port = _free_port()
+    argv = [python, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--port-end", str(port + 1), "--silent"]
+    with log_path.open("w") as logf:
+        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd="/", env=child_env())
+    _wait_listening(port, proc)
+    return proc, port
+
+
+def run_client(apache_python: str, port: int, scenario: str, **opts: Any) -> dict[str, Any]:
+    argv = [apache_python, str(CLIENT), scenario, "--port", str(port)]
+    for k, v in opts.items():
+        argv += [f"--{k}", str(v)]
+    _, out = run_child(argv, cwd="/", env=child_env())
+    (result,) = json.loads(last_line(out))["results"]
+    return result
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    o, a = results["ours"], results["apache"]
+    cfg, mach = results["config"], results["machine"]
+
+    def cell(s: dict[str, float], nd: int = 1) -> str:
+        return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
+
+    lines = [
+        "| measurement | ours | apache-tvm 0.27 server | ours / apache |",
+        "|---|---|---|---|",
+        f"| tiny remote call, round trip (µs) | {cell(o['call_us'])} | {cell(a['call_us'])} | "
+        f"{results['ratio']['call']:.2f}x |",
+        f"| upload of {cfg['nbytes'] / 1e6:.0f} MB (MB/s) | {cell(o['upload_mb_s'])} | "
+        f"{cell(a['upload_mb_s'])} | "
+        f"{results['ratio']['upload_throughput']:.2f}x |",
+        "",
+        f"median (p10-p90); {cfg['rounds']} interleaved rounds, each one apache-tvm 0.27 client session per "
+        f"server: {cfg['repeat']} blocks of {cfg['number']} calls, {cfg['uploads']} uploads. Loopback, "
+        f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
+    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
+    p.add_argument("--out", type=Path, default=Path("results/rpc_bench.json"))
+    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p.add_argument("--rounds", type=int, default=6, help="client sessions per server (default 6)")
+    p.add_argument("--number", type=int, default=200, help="calls per latency block (default 200)")
+    p.add_argument("--repeat", type=int, default=5, help="latency blocks per session (default 5)")
+    p.add_argument("--uploads", type=int, default=3, help="uploads per session (default 3)")
+    p.add_argument("--nbytes", type=int, default=10 << 20, help="upload size (default 10 MiB)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    tmp = args.out.parent
+    tmp.mkdir(parents=True, exist_ok=True)
+    servers = {
+        "ours": start_server(args.ours_python, tmp / "rpc_bench_ours_server.log"),
+        "apache": start_server(args.apache_python, tmp / "rpc_bench_apache_server.log"),
+    }
+    calls: dict[str, list[float]] = {n: [] for n in servers}
+    uploads: dict[str, list[float]] = {n: [] for n in servers}
+    call_ratios: list[float] = []
+    try:
+        for r in range(args.rounds):
+            order = list(servers) if r % 2 == 0 else list(reversed(servers))
+            round_call: dict[str, float] = {}
+            for name in order:
+                port = servers[name][1]
+                res = run_client(
+                    args.apache_python, port, "tiny_call", number=args.number, repeat=args.repeat
+                )
+                calls[name] += [t * 1e6 for t in res["times"]]
+                round_call[name] = median(res["times"])
+                res = run_client(args.apache_python, port, "upload", nbytes=args.nbytes, repeat=args.uploads)
+                uploads[name] += [args.nbytes / t / 1e6 for t in res["times"]]
+            call_ratios.append(ratio(round_call["ours"], round_call["apache"]))
+            log(f"round {r + 1}/{args.rounds}: call ours/apache {call_ratios[-1]:.2f}x")
+    finally:
+        for proc, _ in servers.values():
+            proc.terminate()
+            proc.wait(10)
+    summary = {
+        n: {"call_us": summarize(calls[n]).to_dict(3), "upload_mb_s": summarize(uploads[n]).to_dict(3)}
+        for n in servers
+    }
+    results = {
+        "benchmark": "rpc_bench",
+        "config": {k: getattr(args, k) for k in ("rounds", "number", "repeat", "uploads", "nbytes")},
+        "machine": machine_info(),
+        **summary,
+        "ratio": {
+            "call": ratio(summary["ours"]["call_us"]["median"], summary["apache"]["call_us"]["median"]),
+            "call_per_round_median": median(call_ratios),
+            "upload_throughput": ratio(
+                summary["ours"]["upload_mb_s"]["median"], summary["apache"]["upload_mb_s"]["median"]
+            ),
+        },
+    }
+    write_json(args.out, results)
+    md = render_markdown(results)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(md)
+    sys.stdout.write(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""``python -m tvm.exec.rpc_server``: serve this machine's runtime to apache-tvm RPC clients.
+
+Options follow apache-tvm 0.27's command so existing device setup scripts keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _tracker_addr(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"--tracker expects HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument("--port", type=int, default=9090, help="first port to try")
+    parser.add_argument("--port-end", type=int, default=9199, help="end of the port range to try")
+    parser.add_argument("--tracker", type=_tracker_addr, help="register with the tracker at HOST:PORT")
+    parser.add_argument("--key", default="", help="device key reported to the tracker")
+    parser.add_argument("--custom-addr", help="address reported to the tracker instead of the peer's view")
+    parser.add_argument("--silent", action="store_true", help="log errors only")
+    parser.add_argument(
+        "--max-packet-bytes", type=int, default=None, help="refuse packets larger than this (default 1 GiB)"
+    )
+    parser.add_argument("--work-dir", default=None, help="parent of the per-session temporary directories")
+    args = parser.parse_args(argv)
+    if args.tracker and not args.key:
+        parser.error("--tracker needs --key (the name clients request the device by)")
+
+    logging.basicConfig(
+        level=logging.ERROR if args.silent else logging.INFO,
+        format="%(asctime)s.%(msecs)03d %(levelname)s %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S",
+    )
+    from tvm.rpc.server import RPCServer
+
+    server = RPCServer(
+        host=args.host,
+        port=args.port,
+        port_end=args.port_end,
+        key=args.key,
+        tracker_addr=args.tracker,
+        custom_addr=args.custom_addr,
+        max_packet_bytes=args.max_packet_bytes,
+        work_root=args.work_dir,
+    )
+    print(f"tvm-runtime RPC server listening on {args.host}:{server.port}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
