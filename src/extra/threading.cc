@@ -1,0 +1,51 @@
+/*
+ * tvm.runtime.threading.set_current_thread_affinity(cpu_ids: Shape): pins the calling thread to
+ * the listed CPUs (Disco workers call it).  In apache-tvm 0.27 it lives in libtvm_runtime; here
+ * it comes with the extra wheel, next to its only user.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "extra_register.h"
+
+namespace tvm_runtime {
+namespace extra {
+namespace {
+
+constexpr const char* kSetAffinity = "tvm.runtime.threading.set_current_thread_affinity";
+
+void SetCurrentThreadAffinity(::tvm::ffi::Shape cpu_ids) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int64_t id : cpu_ids) {
+    if (id < 0 || id >= CPU_SETSIZE) {
+      TVM_FFI_THROW(ValueError) << kSetAffinity << ": CPU id " << id << " is outside [0, "
+                                << CPU_SETSIZE << ")";
+    }
+    CPU_SET(static_cast<int>(id), &set);
+  }
+  if (cpu_ids.size() == 0) {
+    TVM_FFI_THROW(ValueError) << kSetAffinity << ": give at least one CPU id";
+  }
+  int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (rc != 0) {
+    TVM_FFI_THROW(RuntimeError) << kSetAffinity
+                                << ": pthread_setaffinity_np failed: " << std::strerror(rc)
+                                << " (are these CPUs online and allowed for this process?)";
+  }
+}
+
+}  // namespace
+
+void RegisterThreadingFunctions() {
+  ::tvm::ffi::reflection::GlobalDef().def(kSetAffinity, SetCurrentThreadAffinity);
+}
+
+}  // namespace extra
+}  // namespace tvm_runtime
