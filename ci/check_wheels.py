@@ -13,13 +13,18 @@ Usage: python ci/check_wheels.py dist/wheelhouse
 from __future__ import annotations
 
 import configparser
+import os
+import re
 import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
-VENDOR_LIBS = ("libOpenCL", "libvulkan", "libcuda", "libnvrtc", "libamdhip64")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages"))
+import release_train  # noqa: E402  (the packages' own declarations)
+
+VENDOR_LIBS = release_train.vendor_library_prefixes()
 
 
 def _dist_name(wheel: Path) -> str:
@@ -54,12 +59,16 @@ def check(wheelhouse: Path) -> list[str]:
     errors: list[str] = []
     owners: dict[str, str] = {}
     wheels = sorted(wheelhouse.glob("*.whl"))
-    if not any(_dist_name(w) == "tvm_runtime" for w in wheels):
-        errors.append("no tvm_runtime wheel")
-    if not any(_dist_name(w) == "tvm" for w in wheels):
-        errors.append("no tvm (meta) wheel")
+    declared = {p.distribution.replace("-", "_"): p for p in release_train.packages()}
+    built = {_dist_name(w) for w in wheels}
+    for missing in sorted(set(declared) - built):
+        errors.append(f"no {missing} wheel (declared in {declared[missing].directory})")
     for wheel in wheels:
         dist, tags = _dist_name(wheel), _tags(wheel)
+        if dist not in declared:
+            errors.append(f"{wheel.name}: not a distribution declared under packages/")
+            continue
+        role = declared[dist].role
         with zipfile.ZipFile(wheel) as zf:
             files = _payload(zf.namelist())
             for f in files:
@@ -68,7 +77,7 @@ def check(wheelhouse: Path) -> list[str]:
                 owners[f] = dist
                 if ".libs/" in f:
                     errors.append(f"{wheel.name}: auditwheel grafted {f}")
-            if dist == "tvm":
+            if role == "meta":
                 if tags != "py3-none-any":
                     errors.append(f"{wheel.name}: meta-package must be py3-none-any")
                 if files:
@@ -76,18 +85,20 @@ def check(wheelhouse: Path) -> list[str]:
                 continue
             if not tags.startswith("py3-none-") or tags.endswith("-any"):
                 errors.append(f"{wheel.name}: native wheel must be py3-none-<platform>, is {tags}")
-            if dist == "tvm_runtime":
+            if role == "core":
                 for required in (
                     "tvm/__init__.py",
                     "tvm/backend/__init__.py",
                     "tvm/lib/libtvm_runtime.so",
                     "tvm/include/tvm_runtime/c_api.h",
                     "tvm/share/cmake/tvm_runtime/tvm_runtime-config.cmake",
+                    "tvm/share/cmake/tvm_runtime/tvm-config.cmake",
+                    "tvm/config.py",
                 ):
                     if required not in files:
                         errors.append(f"{wheel.name}: missing {required}")
             else:
-                backend = dist.removeprefix("tvm_runtime_")
+                backend = declared[dist].name
                 prefix = f"tvm/backend/{backend}/"
                 stray = [f for f in files if not f.startswith(prefix)]
                 if stray:
@@ -101,9 +112,64 @@ def check(wheelhouse: Path) -> list[str]:
     return errors
 
 
+# Platform rule (ci/build_wheels.py, ci/toolchain/): native wheels install where apache-tvm-ffi
+# installs, glibc 2.28 and newer.  TVM_WHEEL_MAX_MANYLINUX=any relaxes it for wheels built with the
+# host's compilers (build_wheels.py --toolchain host), which are never released.
+MAX_GLIBC = (2, 28)
+WHEEL_ARCHES = ("x86_64", "aarch64")
+# Legacy manylinux names and the glibc they mean (PEP 600).
+LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+
+
+def _glibc_of_tag(platform_tag: str) -> tuple[int, int] | None:
+    """(major, minor) glibc of a manylinux platform tag, None for any other tag."""
+    legacy = LEGACY_MANYLINUX.get(platform_tag.split("_")[0])
+    if legacy:
+        return legacy
+    match = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", platform_tag)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _glibc_versions_needed(zf: zipfile.ZipFile, member: str) -> set[tuple[int, int]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(zf.extract(member, tmp))
+        out = subprocess.run(
+            ["readelf", "-W", "--dyn-syms", str(path)], capture_output=True, text=True, check=False
+        )
+    return {(int(a), int(b)) for a, b in re.findall(r"@GLIBC_(\d+)\.(\d+)", out.stdout)}
+
+
+def check_platform_tags(wheels: list[Path]) -> list[str]:
+    """Every native wheel is manylinux_2_28 (or older) for x86_64/aarch64, by name and by the
+    glibc symbol versions its DSOs actually bind."""
+    if os.environ.get("TVM_WHEEL_MAX_MANYLINUX") == "any":
+        return []
+    errors: list[str] = []
+    limit = "manylinux_{}_{}".format(*MAX_GLIBC)
+    for wheel in wheels:
+        platforms = _tags(wheel).split("-")[-1].split(".")
+        if platforms == ["any"]:
+            continue
+        for plat in platforms:
+            glibc = _glibc_of_tag(plat)
+            if glibc is None or not plat.endswith(WHEEL_ARCHES):
+                errors.append(
+                    f"{wheel.name}: platform tag {plat} is not manylinux for {'/'.join(WHEEL_ARCHES)}"
+                )
+            elif glibc > MAX_GLIBC:
+                errors.append(f"{wheel.name}: platform tag {plat} is newer than {limit}")
+        with zipfile.ZipFile(wheel) as zf:
+            for so in (n for n in zf.namelist() if n.endswith(".so")):
+                newest = max(_glibc_versions_needed(zf, so), default=(0, 0))
+                if newest > MAX_GLIBC:
+                    errors.append(f"{wheel.name}: {so} needs GLIBC_{newest[0]}.{newest[1]} (> {limit})")
+    return errors
+
+
 def main() -> int:
     wheelhouse = Path(sys.argv[1] if len(sys.argv) > 1 else "dist/wheelhouse")
     errors = check(wheelhouse)
+    errors += check_platform_tags(sorted(wheelhouse.glob("*.whl")))
     for e in errors:
         print(f"ERROR: {e}", file=sys.stderr)
     if not errors:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian packages the tests and the demo need: the OpenCL ICD loader with PoCL (a CPU OpenCL
-# driver) and clinfo for diagnostics.  Idempotent and quiet when everything is present.
+# driver) and clinfo for diagnostics; more packages may be named as arguments.  Idempotent and quiet when everything is present.
 set -euo pipefail
 
 # Vulkan: the loader and Mesa's lavapipe (a CPU Vulkan driver).
@@ -8,6 +8,8 @@ set -euo pipefail
 # check of our own declarations) and binutils (readelf for DT_NEEDED checks).
 PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo libvulkan1 mesa-vulkan-drivers
   vulkan-validationlayers libvulkan-dev binutils)
+# More for one session (e.g. qemu-user-static for `nox -s aarch64`), given as arguments.
+PACKAGES+=("$@")
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

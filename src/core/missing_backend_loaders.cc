@@ -2,64 +2,131 @@
  * Placeholder module loaders for device-module kinds whose backend is a separate wheel.
  *
  * Without them, loading an OpenCL artifact with only the core installed fails deep inside
- * tvm-ffi with "a loader of that name is not registered".  These placeholders instead name the
- * wheel to install (or why the installed one failed to load).  A backend replaces its
- * placeholder with the real loader when it registers.
+ * tvm-ffi with "a loader of that name is not registered".  One library may hold host code and
+ * device modules for several backends (a multi-target build), so a missing backend must not
+ * stop the rest from running: the placeholder loads the payload into a stand-in module that
+ * answers exactly the kernels of its function table, and each of them fails *when called*,
+ * naming the wheel to install (or why the installed one failed to load).  A backend replaces
+ * its placeholder with the real loader when it registers.  The kinds come from the backends'
+ * declarations (release_train.h), plus the kinds apache-tvm emits that no wheel serves yet.
  */
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/blob_reader.h>
+#include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/function_info.h>
 
 #include <string>
+#include <utility>
 
 #include "core_init.h"
 #include "device_registry.h"
+#include "release_train.h"
 
 namespace tvm_runtime {
 namespace core {
 namespace {
 
-struct KindInfo {
-  const char* kind;
-  int device_type;  // 0: not served by any tvm-runtime backend
-  const char* note;
-};
+// Module kinds apache-tvm 0.27 can embed in an artifact that no tvm-runtime wheel declares.
+constexpr const char* kUnservedKinds[] = {"metal", "hip", "hsaco", "webgpu"};
+// Kinds whose payload starts with the function table itself, without the `str fmt` field.
+constexpr const char* kKindsWithoutFmt[] = {"webgpu"};
 
-constexpr KindInfo kDeviceKinds[] = {
-    {"cuda", kDLCUDA, nullptr},
-    {"opencl", kDLOpenCL, nullptr},
-    {"vulkan", kDLVulkan, nullptr},
-    {"metal", kDLMetal, nullptr},
-    {"hip", kDLROCM, nullptr},
-    {"hsaco", kDLROCM, nullptr},
-    {"webgpu", 0, "WebGPU modules run only in TVM's web (wasm) runtime"},
-};
-
-[[noreturn]] void ThrowMissing(const KindInfo& info) {
-  std::string prefix =
-      std::string("Cannot load the '") + info.kind + "' module embedded in this artifact: ";
-  if (info.device_type == 0) backend::ThrowError("RuntimeError", prefix + info.note + ".");
+/* Why modules of `kind` cannot run here, after `lead` (what was attempted). */
+[[noreturn]] void ThrowMissing(const std::string& lead, const std::string& kind, int device_type) {
+  if (device_type == 0) {
+    backend::ThrowError("RuntimeError",
+                        lead + "no tvm-runtime backend runs '" + kind + "' modules yet.");
+  }
   try {
-    RequireDevice(info.device_type);
+    RequireDevice(device_type);
   } catch (const ::tvm::ffi::Error& err) {
-    backend::ThrowError("RuntimeError", prefix + err.message());
+    backend::ThrowError("RuntimeError", lead + err.message());
   }
   backend::ThrowError("RuntimeError",
-                      prefix + "the " + DeviceTypeName(info.device_type) +
+                      lead + "the " + DeviceTypeName(device_type) +
                           " backend is loaded but registered no loader for it; reinstall " +
-                          DistributionForDevice(info.device_type));
+                          DistributionForDevice(device_type));
+}
+
+/* The stand-in for a device module whose backend is absent.  It keeps the payload, so exporting
+ * the loaded library again writes it back unchanged. */
+class MissingBackendModule : public backend::DeviceModuleBase {
+ public:
+  MissingBackendModule(std::string kind, int device_type, std::string payload,
+                       backend::DeviceModuleHeader header)
+      : DeviceModuleBase(kind, std::move(payload), std::move(header)), device_type_(device_type) {}
+
+ protected:
+  ::tvm::ffi::Function MakeKernelFunction(const std::string& name,
+                                          const backend::FunctionInfo&) override {
+    std::string lead =
+        "Cannot run kernel '" + name + "' of this artifact's '" + kind() + "' device module: ";
+    std::string module_kind = kind();
+    int device_type = device_type_;
+    return ::tvm::ffi::Function::FromPacked(
+        [lead, module_kind, device_type](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) {
+          ThrowMissing(lead, module_kind, device_type);
+        });
+  }
+
+ private:
+  int device_type_;
+};
+
+bool HasFmtField(const std::string& kind) {
+  for (const char* k : kKindsWithoutFmt) {
+    if (kind == k) return false;
+  }
+  return true;
+}
+
+::tvm::ffi::Module LoadStandIn(const std::string& kind, int device_type,
+                               const ::tvm::ffi::Bytes& bytes) {
+  std::string payload(bytes.data(), bytes.size());
+  backend::DeviceModuleHeader header;
+  try {
+    backend::BlobReader reader(payload.data(), payload.size(), "'" + kind + "' module");
+    if (HasFmtField(kind)) {
+      header = backend::ReadDeviceModuleHeader(&reader);
+    } else {
+      uint64_t n = reader.ReadCount(/*min bytes per entry=*/8, "the function table");
+      for (uint64_t i = 0; i < n; ++i) {
+        std::string key = reader.ReadString();
+        header.fmap[key] = backend::ReadFunctionInfo(&reader);
+      }
+    }
+  } catch (const ::tvm::ffi::Error&) {
+    // Not the layout we know: there is no kernel list to defer to, so say what is missing now.
+    ThrowMissing("Cannot load the '" + kind + "' module embedded in this artifact: ", kind,
+                 device_type);
+  }
+  auto module = ::tvm::ffi::make_object<MissingBackendModule>(kind, device_type, std::move(payload),
+                                                              std::move(header));
+  return ::tvm::ffi::Module(module);
+}
+
+void RegisterPlaceholder(const std::string& kind, int device_type) {
+  std::string name = "ffi.Module.load_from_bytes." + kind;
+  if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
+  ::tvm::ffi::Function::SetGlobal(
+      name, ::tvm::ffi::Function::FromTyped([kind, device_type](const ::tvm::ffi::Bytes& bytes) {
+        return LoadStandIn(kind, device_type, bytes);
+      }));
 }
 
 }  // namespace
 
 void RegisterMissingBackendLoaders() {
-  for (const KindInfo& info : kDeviceKinds) {
-    std::string name = std::string("ffi.Module.load_from_bytes.") + info.kind;
-    if (::tvm::ffi::Function::GetGlobal(name).has_value()) continue;  // a real loader exists
-    const KindInfo* captured = &info;
-    ::tvm::ffi::Function::SetGlobal(name, ::tvm::ffi::Function::FromPacked(
-                                              [captured](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) {
-                                                ThrowMissing(*captured);
-                                              }));
+  for (const ModuleKindOwner* owner = ModuleKindOwners(); owner->kind != nullptr; ++owner) {
+    RegisterPlaceholder(owner->kind, owner->device_type);
+  }
+  for (const char* kind : kUnservedKinds) {
+    bool declared = false;
+    for (const ModuleKindOwner* owner = ModuleKindOwners(); owner->kind != nullptr; ++owner) {
+      declared = declared || kind == std::string(owner->kind);
+    }
+    if (!declared) RegisterPlaceholder(kind, 0);
   }
 }
 

@@ -22,7 +22,8 @@ struct ClLibrary {
 };
 
 /* Opens the loader on the first call (thread-safe) and returns the same result afterwards.
- * Candidates: $TVM_OPENCL_LIBRARY alone if set, else libOpenCL.so.1 then libOpenCL.so. */
+ * Candidates: $TVM_OPENCL_LIBRARY alone if set, else libOpenCL.so.1 then libOpenCL.so, each from
+ * $CONDA_PREFIX/lib first when that is set (backend/vendor_library.h). */
 const ClLibrary& GetClLibrary();
 
 }  // namespace opencl

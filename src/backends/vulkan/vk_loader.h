@@ -108,7 +108,8 @@ struct VkLibrary {
 };
 
 /* Opens the loader on the first call (thread-safe) and returns the same result afterwards.
- * Candidates: $TVM_VULKAN_LIBRARY alone if set, else libvulkan.so.1 then libvulkan.so. */
+ * Candidates: $TVM_VULKAN_LIBRARY alone if set, else libvulkan.so.1 then libvulkan.so, each from
+ * $CONDA_PREFIX/lib first when that is set (backend/vendor_library.h). */
 const VkLibrary& GetVkLibrary();
 
 /* Resolves instance-level functions (the *2 queries fall back to their KHR spelling on a 1.0

@@ -4,7 +4,8 @@
  * when the library is missing or unusable, can tell the user exactly what was tried.
  *
  * Candidates: the value of an environment variable alone if it is set (the user's override, also
- * how tests simulate a machine without the library), else a fixed list of sonames.  A candidate
+ * how tests simulate a machine without the library), else the sonames found in $CONDA_PREFIX/lib,
+ * then a fixed list of sonames for the system's search.  A candidate
  * is accepted once `accept(handle, &why)` resolves what the backend needs from it; otherwise it
  * is closed and its reason recorded.
  */
@@ -13,10 +14,12 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tvm_runtime {
@@ -28,12 +31,24 @@ struct VendorLibrary {
   std::string tried;       // "; "-separated reason per rejected candidate
 };
 
-/* The candidates to try: `$env_var` alone when set and non-empty, else `defaults`. */
+/* The candidates to try: `$env_var` alone when set and non-empty; else, inside an active conda
+ * environment, each of `defaults` that exists in `$CONDA_PREFIX/lib` (conda ships its own OpenCL
+ * ICD loader and Vulkan loader, configured for the ICDs installed in that environment, and the
+ * dynamic linker would never look there by itself), then `defaults` for the system's search. */
 inline std::vector<std::string> VendorLibraryCandidates(
     const char* env_var, std::initializer_list<const char*> defaults) {
   const char* env = env_var != nullptr ? std::getenv(env_var) : nullptr;
   if (env != nullptr && env[0] != '\0') return {env};
-  return std::vector<std::string>(defaults.begin(), defaults.end());
+  std::vector<std::string> candidates;
+  const char* conda = std::getenv("CONDA_PREFIX");
+  if (conda != nullptr && conda[0] != '\0') {
+    for (const char* name : defaults) {
+      std::string path = std::string(conda) + "/lib/" + name;
+      if (access(path.c_str(), F_OK) == 0) candidates.push_back(std::move(path));
+    }
+  }
+  candidates.insert(candidates.end(), defaults.begin(), defaults.end());
+  return candidates;
 }
 
 /* Opens the first acceptable candidate.  `accept(void* handle, std::string* why)` returns true
