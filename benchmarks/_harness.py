@@ -116,3 +116,39 @@ def write_json(path: str | Path, results: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def ratio_targets(
+    measured: dict[str, dict[str, Any]], name: str, key: str, unit: str, limit: float
+) -> list[dict[str, Any]]:
+    """One target per measured item: its median ours/apache-tvm ratio must be <= ``limit``."""
+    targets = []
+    for label, m in measured.items():
+        value = m["ratio_ours_vs_apache"]["per_call_median"]
+        targets.append(
+            {
+                "name": name,
+                key: label,
+                "measured": value,
+                "limit": limit,
+                "comparison": "<=",
+                "unit": unit,
+                "pass": value <= limit,
+            }
+        )
+    return targets
+
+
+def run_header(benchmark: str, t_begin: float, load_before: Sequence[float], machine: dict[str, Any]) -> dict:
+    """The fields every interleaved ours-vs-apache results file starts with."""
+    return {
+        "schema_version": 1,
+        "benchmark": benchmark,
+        "created_unix": int(time.time()),
+        "duration_s": round(time.perf_counter() - t_begin, 1),
+        "machine": {
+            **machine,
+            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+            "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+        },
+    }

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, run_child
+from _harness import child_env, last_line, log, ratio_targets, run_child, run_header
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -226,28 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  apache {models[spec['label']]['apache']['per_call_us']['median']:8.2f} us"
                 f"  ratio {r:.3f}  ({time.perf_counter() - t0:.0f}s)"
             )
-    targets = [
-        {
-            "name": "call_latency",
-            "model": label,
-            "measured": m["ratio_ours_vs_apache"]["per_call_median"],
-            "limit": RATIO_LIMIT,
-            "comparison": "<=",
-            "unit": "x apache-tvm (median us per vm['main'] call)",
-            "pass": m["ratio_ours_vs_apache"]["per_call_median"] <= RATIO_LIMIT,
-        }
-        for label, m in models.items()
-    ]
+    targets = ratio_targets(
+        models, "call_latency", "model", "x apache-tvm (median us per vm['main'] call)", RATIO_LIMIT
+    )
     results: dict[str, Any] = {
-        "schema_version": 1,
-        "benchmark": "vm_bench",
-        "created_unix": int(time.time()),
-        "duration_s": round(time.perf_counter() - t_begin, 1),
-        "machine": {
-            **machine_info(),
-            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
-            "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
-        },
+        **run_header("vm_bench", t_begin, load_before, machine_info()),
         "venvs": venvs,
         "config": {
             "rounds": args.rounds,

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import skip_audit
 
 REPO = Path(os.environ.get("TVM_REPO_ROOT", Path(__file__).resolve().parent.parent))
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -76,7 +77,8 @@ def run_python(
 
 
 def _build_testdev(out_dir: Path, mode: str) -> Path:
-    """Build the test backend wheel against the installed core (no isolation: uses this venv)."""
+    """Build the template backend (examples/backend_template) against the installed core wheel only
+    (no isolation: this venv's tvm-runtime provides the headers and the CMake package)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     build_dir = out_dir / f"build-{mode}"
     subprocess.run(
@@ -92,7 +94,7 @@ def _build_testdev(out_dir: Path, mode: str) -> Path:
             str(out_dir / mode),
             f"--config-settings=cmake.define.TESTDEV_MODE={mode}",
             f"--config-settings=build-dir={build_dir}",
-            str(REPO / "tests" / "testdev"),
+            str(REPO / "examples" / "backend_template"),
         ],
         check=True,
     )
@@ -132,3 +134,30 @@ def testdev_install(tmp_path_factory: pytest.TempPathFactory):
         return installed[mode]
 
     return install
+
+
+# ---- the skip audit (tests/skip_audit.py) --------------------------------------------------------
+
+_SKIPPED: list[tuple[str, str]] = []
+_SKIP_BUDGET = REPO / "tests" / "skip_budget.json"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        _SKIPPED.append((report.nodeid, reason.removeprefix("Skipped: ")))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("TVM_TEST_SKIP_AUDIT") != "1":
+        return
+    categories = skip_audit.load_budget(_SKIP_BUDGET)
+    problems = skip_audit.audit(_SKIPPED, categories)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(skip_audit.summary(_SKIPPED, categories))
+        for problem in problems:
+            reporter.write_line(f"SKIP AUDIT FAILED: {problem}", red=True)
+    if problems and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -23,7 +23,7 @@ using ::tvm::ffi::Any;
 using ::tvm::ffi::AnyView;
 using ::tvm::ffi::String;
 
-Any TakeAny(TVMFFIAny* raw) { return ::tvm::ffi::detail::AnyUnsafe::MoveTVMFFIAnyToAny(raw); }
+Any TakeAny(TVMFFIAny* raw) { return backend::TakeOwnedAny(raw); }
 
 // Streams travel through Python as ints (apache-tvm) or as opaque pointers (ctypes).
 void* AsStream(const AnyView& v) {

@@ -1,9 +1,14 @@
 #include "device_registry.h"
 
+#include <tvm_runtime/backend/abi_version.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+
+#include "release_train.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -24,27 +29,27 @@ Registry& GetRegistry() {
 struct DeviceTypeInfo {
   int type;
   const char* name;
-  const char* distribution;
 };
 
-// Device codes from DLPack; names as apache-tvm spells them.
+// Device codes from DLPack; names as apache-tvm spells them.  Which wheel serves each type is
+// declared by the backends themselves (release_train.h).
 constexpr DeviceTypeInfo kDeviceTypes[] = {
-    {kDLCPU, "cpu", "tvm-runtime"},
-    {kDLCUDA, "cuda", "tvm-runtime-cuda"},
-    {kDLCUDAHost, "cuda_host", "tvm-runtime-cuda"},
-    {kDLOpenCL, "opencl", "tvm-runtime-opencl"},
-    {kDLVulkan, "vulkan", "tvm-runtime-vulkan"},
-    {kDLMetal, "metal", "tvm-runtime-metal"},
-    {kDLVPI, "vpi", ""},
-    {kDLROCM, "rocm", "tvm-runtime-rocm"},
-    {kDLROCMHost, "rocm_host", "tvm-runtime-rocm"},
-    {kDLExtDev, "ext_dev", ""},
-    {kDLCUDAManaged, "cuda_managed", "tvm-runtime-cuda"},
-    {kDLOneAPI, "oneapi", ""},
-    {kDLWebGPU, "webgpu", ""},
-    {kDLHexagon, "hexagon", ""},
-    {kDLMAIA, "maia", ""},
-    {kDLTrn, "trn", ""},
+    {kDLCPU, "cpu"},
+    {kDLCUDA, "cuda"},
+    {kDLCUDAHost, "cuda_host"},
+    {kDLOpenCL, "opencl"},
+    {kDLVulkan, "vulkan"},
+    {kDLMetal, "metal"},
+    {kDLVPI, "vpi"},
+    {kDLROCM, "rocm"},
+    {kDLROCMHost, "rocm_host"},
+    {kDLExtDev, "ext_dev"},
+    {kDLCUDAManaged, "cuda_managed"},
+    {kDLOneAPI, "oneapi"},
+    {kDLWebGPU, "webgpu"},
+    {kDLHexagon, "hexagon"},
+    {kDLMAIA, "maia"},
+    {kDLTrn, "trn"},
 };
 
 const DeviceTypeInfo* FindInfo(int device_type) {
@@ -57,14 +62,11 @@ const DeviceTypeInfo* FindInfo(int device_type) {
 void Validate(const TVMRuntimeDeviceAPI* api) {
   using backend::ThrowError;
   if (api == nullptr) ThrowError("ValueError", "device API table is NULL");
-  if ((api->abi_version >> 16) != TVM_RUNTIME_ABI_VERSION_MAJOR ||
-      (api->abi_version & 0xFFFF) > TVM_RUNTIME_ABI_VERSION_MINOR) {
+  if (!TVMRuntimeABICompatible(TVM_RUNTIME_ABI_VERSION, api->abi_version)) {
     ThrowError("RuntimeError",
-               "device API table has ABI version " + std::to_string(api->abi_version >> 16) + "." +
-                   std::to_string(api->abi_version & 0xFFFF) + ", the core supports " +
-                   std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + ".0-" +
-                   std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
-                   std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR));
+               "device API table has ABI version " + backend::ABIVersionString(api->abi_version) +
+                   ", the core supports " + std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + ".0-" +
+                   backend::ABIVersionString(TVM_RUNTIME_ABI_VERSION));
   }
   // Every field up to driver_status exists since ABI 1.0.
   if (api->struct_size < offsetof(TVMRuntimeDeviceAPI, driver_status) + sizeof(void*)) {
@@ -93,8 +95,9 @@ std::string DeviceTypeName(int device_type) {
 }
 
 std::string DistributionForDevice(int device_type) {
-  if (const DeviceTypeInfo* info = FindInfo(device_type)) return info->distribution;
-  return std::string();
+  if (device_type == kDLCPU) return "tvm-runtime";
+  const DeviceOwner* owner = FindDeviceOwner(device_type);
+  return owner ? owner->distribution : std::string();
 }
 
 void NoteBackendFailure(int device_type, const std::string& reason) {
@@ -132,6 +135,17 @@ const TVMRuntimeDeviceAPI& RequireDevice(int device_type) {
 extern "C" {
 
 TVM_RUNTIME_DLL uint32_t TVMRuntimeGetABIVersion(void) { return TVM_RUNTIME_ABI_VERSION; }
+
+TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char* err,
+                                              size_t err_len) {
+  if (TVMRuntimeABICompatible(TVM_RUNTIME_ABI_VERSION, backend_abi_version)) return 0;
+  if (err != nullptr && err_len != 0) {
+    std::string reason =
+        tvm_runtime::backend::DescribeABIMismatch(backend_abi_version, TVM_RUNTIME_ABI_VERSION);
+    std::snprintf(err, err_len, "%s", reason.c_str());
+  }
+  return 1;
+}
 
 TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api,
                                                 int allow_override) {

@@ -10,6 +10,7 @@
 
 #include "core_init.h"
 #include "device_registry.h"
+#include "release_train.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -22,7 +23,8 @@ void RegisterContextSymbols() {
   };
   const Entry entries[] = {
       {"__TVMFFIFunctionCall", reinterpret_cast<void*>(TVMFFIFunctionCall)},
-      {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(TVMFFIEnvModLookupFromImports)},
+      // Our wrapper of tvm-ffi's lookup names the wheel that provides a missing function.
+      {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(LookupFromImportsWithHint)},
       {"__TVMFFIHandleInitOnce", reinterpret_cast<void*>(TVMFFIHandleInitOnce)},
       {"__TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(TVMFFIErrorSetRaisedFromCStr)},
       {"__TVMBackendAllocWorkspace", reinterpret_cast<void*>(TVMBackendAllocWorkspace)},

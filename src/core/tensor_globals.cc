@@ -146,11 +146,9 @@ Tensor CreateView(Tensor source, Shape shape, DLDataType dtype, uint64_t relativ
     proto.byte_offset = 0;
   }
   TVMFFIObjectHandle out = nullptr;
-  Check(TVMFFITensorCreateUnsafeView(
-      ::tvm::ffi::detail::ObjectUnsafe::TVMFFIObjectPtrFromObjectRef(source), &proto, &out));
-  return ::tvm::ffi::detail::ObjectUnsafe::ObjectRefFromObjectPtr<Tensor>(
-      ::tvm::ffi::detail::ObjectUnsafe::ObjectPtrFromOwned<::tvm::ffi::Object>(
-          static_cast<TVMFFIObject*>(out)));
+  TVMFFIObjectHandle source_handle = ::tvm::ffi::AnyView(source).CopyToTVMFFIAny().v_obj;
+  Check(TVMFFITensorCreateUnsafeView(source_handle, &proto, &out));
+  return backend::TakeOwnedObject<Tensor>(kTVMFFITensor, out);
 }
 
 }  // namespace

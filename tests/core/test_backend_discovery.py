@@ -7,6 +7,8 @@ works) and installed with `pip --target` (a different sys.path entry than the co
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from conftest import run_python
 
@@ -19,6 +21,11 @@ records = {n: r.status for n, r in tvm.backend.list_backends().items()}
 print(json.dumps({"warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)],
                   "status": records, "exist": tvm.ext_dev(0).exist}))
 """
+
+
+def tvm_abi() -> str:
+    """The installed core's ABI version, e.g. "1.1"."""
+    return run_python("import tvm; print(tvm._core.abi_version_str(tvm._core.ABI_VERSION))").stdout.strip()
 
 
 def _probe(site, **env):
@@ -120,7 +127,8 @@ def test_abi_mismatch_is_one_clear_warning(testdev_install):
     assert len(msgs) == 1
     msg = msgs[0]
     assert "tvm-runtime-testdev 0.1.0" in msg  # distribution and version
-    assert "core ABI 99.0" in msg and "1.0" in msg  # both versions
+    assert "core ABI 99.0" in msg  # the backend's version
+    assert f"ABI {tvm_abi()}" in msg  # and the core's
     assert "pip install" in msg  # the fix
 
 
@@ -167,7 +175,7 @@ def test_diagnostics_command_lists_backend(testdev_install):
     (entry,) = [b for b in report["backends"] if b["name"] == "testdev"]
     assert entry["status"] == "loaded"
     assert entry["distribution"] == "tvm-runtime-testdev" and entry["version"] == "0.1.0"
-    assert entry["abi_version"] == "1.0"
+    assert entry["abi_version"] == report["core"]["abi_version"]  # built against this core
     assert entry["library"].endswith("libtvm_runtime_testdev.so") and str(site) in entry["library"]
     (types,) = entry["device_types"]
     assert types["name"] == "ext_dev" and len(types["devices"]) == 2
@@ -197,3 +205,62 @@ def test_diagnostics_reports_foreign_tvm_distribution(tmp_path):
         and "apache-tvm 0.27.0.post1" in proc.stdout
         and "pip uninstall" in proc.stdout
     )
+
+
+def test_hook_that_fails_before_import_is_reported_on_its_declared_devices(tmp_path):
+    """A hook that cannot even be imported has no DEVICE_TYPES to tell; the core's release-train
+    table says which devices its distribution serves, so their errors say why."""
+    dist = tmp_path / "tvm_runtime_vulkan-9.9.9.dist-info"  # shadows the installed wheel's metadata
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tvm-runtime-vulkan\nVersion: 9.9.9\n")
+    (dist / "entry_points.txt").write_text("[tvm.backends]\nvulkan = tvm.backend.vulkan_gone\n")
+    proc = run_python(
+        """
+        import warnings; warnings.simplefilter("ignore")
+        import tvm
+        assert tvm.backend.list_backends()["vulkan"].status == "failed"
+        try:
+            tvm.runtime.empty((2,), "float32", tvm.vulkan(0))
+        except RuntimeError as e:
+            print(e)
+        """,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    assert "failed to load" in proc.stdout and "ModuleNotFoundError" in proc.stdout
+    assert "tvm-runtime-vulkan==9.9.9" in proc.stdout  # the fix names the distribution
+
+
+def test_foreign_core_library_is_a_clear_error(tmp_path):
+    """apache-tvm installed over tvm-runtime replaces tvm/lib/libtvm_runtime.so with its own
+    (a library without our entry points): import and the diagnostics say so, never a traceback
+    from ctypes."""
+    import _ctypes  # a shared library that is certainly not ours stands in for the foreign one
+
+    import tvm
+
+    package = tmp_path / "tvm"
+    shutil.copytree(Path(tvm.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(_ctypes.__file__, package / "lib" / "libtvm_runtime.so")
+    env = {"PYTHONPATH": str(tmp_path)}
+    proc = run_python(
+        """
+        try:
+            import tvm
+        except ImportError as err:
+            print(type(err).__name__, err)
+        """,
+        env=env,
+    )
+    assert proc.stdout.startswith("CoreLoadError") and "is not tvm-runtime's core library" in proc.stdout
+    # apache-tvm's own tvm/__init__.py and tvm/backend/__init__.py import fine; our diagnostics
+    # command, left behind in tvm/backend/, must then explain instead of failing with a traceback.
+    for init in (package / "__init__.py", package / "backend" / "__init__.py"):
+        init.write_text('"""Stands in for apache-tvm\'s file of the same name."""\n')
+    proc = run_python(
+        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "is not tvm-runtime's core library" in proc.stderr and "pip uninstall" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -101,6 +101,4 @@ def test_compiled_source_is_cached_for_this_gpu(dev):
 
 @pytest.mark.parametrize("case_", VM_CASES, ids=[c["name"] for c in VM_CASES])
 def test_relax_model(case_, dev):
-    if not hasattr(tvm.runtime, "vm"):
-        pytest.skip("this tvm-runtime core has no Relax VM (tvm.runtime.vm) yet")
     check_relax_case(tvm, case_, tvm.runtime.load_module(str(ARTIFACTS / case_["file"])), dev)

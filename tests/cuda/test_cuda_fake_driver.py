@@ -549,9 +549,6 @@ def test_relax_models_launch_their_kernels(fake):
         fake,
         """
         from conftest import ARTIFACTS, MANIFEST
-        if not hasattr(tvm.runtime, "vm"):
-            result(skip="this tvm-runtime core has no Relax VM")
-            sys.exit(0)
         dev = tvm.cuda(0)
         out = {}
         try:
@@ -563,15 +560,16 @@ def test_relax_models_launch_their_kernels(fake):
                     vm["main"](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
                 out[c["name"]] = {"log": log(), "kernels": c["device_kernels"], "calls": len(c["calls"])}
         except RuntimeError as err:
-            result(skip=str(err))
+            result(error=str(err))
             sys.exit(0)
         result(models=out)
         """,
     )
-    if "skip" in r:
-        if "NVRTC" in r["skip"] and has_nvrtc():
-            pytest.fail(r["skip"])
-        pytest.skip(r["skip"][:300])
+    if "error" in r:
+        # Only a machine without NVRTC may lack what these artifacts need (they hold CUDA source).
+        if "NVRTC" in r["error"] and not has_nvrtc():
+            pytest.skip(r["error"][:300])
+        pytest.fail(r["error"])
     for name, m in r["models"].items():
         launched = [ln["kernel"] for ln in parse_log(m["log"], "launch")]
         assert set(launched) == set(m["kernels"]), name

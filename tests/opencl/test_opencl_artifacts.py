@@ -91,10 +91,4 @@ def test_time_evaluator(dev):
 
 @pytest.mark.parametrize("case_", VM_CASES, ids=[c["name"] for c in VM_CASES])
 def test_relax_model(case_, dev):
-    try:
-        mod = tvm.runtime.load_module(str(ARTIFACTS / case_["file"]))
-    except RuntimeError as err:
-        if "relax.VMExecutable" in str(err) and "not supported" in str(err):
-            pytest.skip(f"the installed tvm-runtime core cannot run Relax executables: {err}")
-        raise
-    check_relax_case(tvm, case_, mod, dev)
+    check_relax_case(tvm, case_, tvm.runtime.load_module(str(ARTIFACTS / case_["file"])), dev)

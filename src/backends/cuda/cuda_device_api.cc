@@ -2,6 +2,7 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/device_info_util.h>
 #include <tvm_runtime/backend/error.h>
@@ -128,7 +129,7 @@ std::string ComputeVersion(const CudaDevice& d) {
 void CudaDeviceAPI::SetDevice(int32_t device_id) {
   CudaRuntime& rt = Runtime();
   rt.MakeCurrent(rt.Device(device_id));  // validates, and initializes CUDA on first use
-  CurrentDevice() = device_id;
+  backend::CurrentDevice<kDeviceTypeCUDA>() = device_id;
 }
 
 Any CudaDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {

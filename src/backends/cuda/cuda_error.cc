@@ -49,10 +49,10 @@ std::string CuErrorString(CUresult result) {
   return out;
 }
 
-void ThrowCuError(CUresult result, const std::string& what) {
+void ThrowCuError(CUresult result, const std::string& what, backend::ThrowSite site) {
   std::string message = what + " failed: " + CuErrorString(result);
   if (const char* hint = Hint(result)) message += std::string(". ") + hint;
-  backend::ThrowError("RuntimeError", message);
+  backend::ThrowError("RuntimeError", message, site);
 }
 
 }  // namespace cuda

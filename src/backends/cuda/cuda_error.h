@@ -5,6 +5,8 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_ERROR_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_ERROR_H_
 
+#include <tvm_runtime/backend/error.h>
+
 #include <string>
 
 #include "cuda_api.h"
@@ -15,15 +17,19 @@ namespace cuda {
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", from the driver when it knows the code. */
 std::string CuErrorString(CUresult result);
 
-/* Throws RuntimeError "<what> failed: <CUDA error>[. what to do about it]". */
-[[noreturn]] void ThrowCuError(CUresult result, const std::string& what);
+/* Throws RuntimeError "<what> failed: <CUDA error>[. what to do about it]".  Unlike the
+ * table-driven backends (backend/status_codes.h), CUDA names its codes through the driver. */
+[[noreturn]] void ThrowCuError(CUresult result, const std::string& what,
+                               backend::ThrowSite site = backend::ThrowSite());
 
-inline void CheckCu(CUresult result, const char* what) {
-  if (result != CUDA_SUCCESS) ThrowCuError(result, what);
+inline void CheckCu(CUresult result, const char* what,
+                    backend::ThrowSite site = backend::ThrowSite()) {
+  if (result != CUDA_SUCCESS) ThrowCuError(result, what, site);
 }
 
-inline void CheckCu(CUresult result, const std::string& what) {
-  if (result != CUDA_SUCCESS) ThrowCuError(result, what);
+inline void CheckCu(CUresult result, const std::string& what,
+                    backend::ThrowSite site = backend::ThrowSite()) {
+  if (result != CUDA_SUCCESS) ThrowCuError(result, what, site);
 }
 
 }  // namespace cuda

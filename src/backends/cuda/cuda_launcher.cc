@@ -1,6 +1,7 @@
 #include "cuda_launcher.h"
 
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/scratch_array.h>
 
@@ -61,7 +62,7 @@ void CudaLauncher::AllowDynSmem(const LoadedImage& image, CUfunction f, size_t b
 
 void CudaLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {
   sig_.CheckArity(num_args);
-  const int32_t device_id = CurrentDevice();
+  const int32_t device_id = backend::CurrentDevice<kDeviceTypeCUDA>();
   CudaRuntime& rt = CudaRuntime::Global();
   CudaDevice& device = rt.Device(device_id);
   LoadedImage& image = *module_->Image(device_id);

@@ -50,11 +50,6 @@ CudaRuntime& CudaRuntime::Global() {
   return *rt;
 }
 
-int32_t& CurrentDevice() {
-  thread_local int32_t device_id = 0;
-  return device_id;
-}
-
 std::string CudaRuntime::Discover(backend::LazyDevices<CudaDevice>::List* out) {
   const CudaDriver& driver = GetCudaDriver();
   if (driver.api == nullptr) return driver.failure;

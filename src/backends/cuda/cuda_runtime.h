@@ -99,9 +99,6 @@ class CudaRuntime {
   int driver_version_ = 0;
 };
 
-/* Device chosen by __tvm_set_device for kernel launches on this thread (default 0). */
-int32_t& CurrentDevice();
-
 /* Pushes a device's context for the lifetime of the guard and restores the previous one, for
  * work that must not change the calling thread's current context (freeing, unloading). */
 class ScopedContext {

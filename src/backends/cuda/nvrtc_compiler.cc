@@ -198,7 +198,7 @@ struct HeaderSet {
   bool shims = false;
   bool prelude = false;
   bool bundled = false;  // dirs are NVRTC's bundled headers, unpacked on first use
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs{};
 };
 
 /* Dirs for CUDA toolkit headers (cuda_fp16.h, ...): the bundled ones match NVRTC exactly, so

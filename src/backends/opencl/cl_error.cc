@@ -1,19 +1,12 @@
 #include "cl_error.h"
 
-#include <tvm_runtime/backend/status_codes.h>
-
 namespace tvm_runtime {
 namespace opencl {
 
 namespace {
 
-struct NamedCode {
-  cl_int code;
-  const char* name;
-};
-
 // Status codes of the OpenCL 3.0 specification (plus the ICD loader's "no platform").
-constexpr NamedCode kClErrors[] = {
+const backend::StatusName<cl_int> kClErrors[] = {
     {0, "CL_SUCCESS"},
     {-1, "CL_DEVICE_NOT_FOUND"},
     {-2, "CL_DEVICE_NOT_AVAILABLE"},
@@ -82,15 +75,9 @@ constexpr NamedCode kClErrors[] = {
 
 }  // namespace
 
-std::string ClErrorString(cl_int code) {
-  if (const NamedCode* e = backend::FindStatusCode(kClErrors, code)) {
-    return backend::NamedStatus(e->name, code);
-  }
-  return "CL error " + std::to_string(code);
-}
-
-void ThrowClError(cl_int code, const std::string& what) {
-  backend::ThrowStatusError("OpenCL", ClErrorString(code), what);
+const backend::StatusName<cl_int>* ClStatusTraits::Names(size_t* count) {
+  *count = sizeof(kClErrors) / sizeof(kClErrors[0]);
+  return kClErrors;
 }
 
 }  // namespace opencl

@@ -1,9 +1,13 @@
 /*
- * Turning OpenCL status codes into readable exceptions.
+ * OpenCL status codes as readable exceptions (backend/status_codes.h does the work; this
+ * backend only provides the table of names, in cl_error.cc).
  */
 #ifndef TVM_RUNTIME_BACKENDS_OPENCL_CL_ERROR_H_
 #define TVM_RUNTIME_BACKENDS_OPENCL_CL_ERROR_H_
 
+#include <tvm_runtime/backend/status_codes.h>
+
+#include <cstddef>
 #include <string>
 
 #include "cl_api.h"
@@ -11,14 +15,27 @@
 namespace tvm_runtime {
 namespace opencl {
 
+struct ClStatusTraits {
+  using Code = cl_int;
+  static constexpr Code kSuccess = CL_SUCCESS;
+  static constexpr const char* kApi = "OpenCL";
+  static constexpr const char* kUnknownPrefix = "CL error ";
+  static const backend::StatusName<cl_int>* Names(size_t* count);
+};
+using ClStatus = backend::VendorStatus<ClStatusTraits>;
+
 /* "CL_INVALID_VALUE (-30)"; unknown codes come back as "CL error -1234". */
-std::string ClErrorString(cl_int code);
+inline std::string ClErrorString(cl_int code) { return ClStatus::Describe(code); }
 
-/* Throws RuntimeError "OpenCL error CL_... (-N) in <what>" unless code == CL_SUCCESS. */
-[[noreturn]] void ThrowClError(cl_int code, const std::string& what);
+/* Throws RuntimeError "OpenCL error CL_... (-N) in <what>". */
+[[noreturn]] inline void ThrowClError(cl_int code, const std::string& what,
+                                      backend::ThrowSite site = backend::ThrowSite()) {
+  ClStatus::Throw(code, what, site);
+}
 
-inline void CheckCl(cl_int code, const char* what) {
-  if (code != CL_SUCCESS) ThrowClError(code, what);
+/* ThrowClError unless code == CL_SUCCESS. */
+inline void CheckCl(cl_int code, const char* what, backend::ThrowSite site = backend::ThrowSite()) {
+  ClStatus::Check(code, what, site);
 }
 
 }  // namespace opencl

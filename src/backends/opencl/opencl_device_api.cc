@@ -1,6 +1,7 @@
 #include "opencl_device_api.h"
 
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
 
@@ -54,7 +55,7 @@ const char* DeviceTypeName(cl_device_type t) {
 
 void OpenCLDeviceAPI::SetDevice(int32_t device_id) {
   Runtime().Device(device_id);  // validates, and initializes OpenCL on first use
-  CurrentDevice() = device_id;
+  backend::CurrentDevice<kDeviceTypeOpenCL>() = device_id;
 }
 
 Any OpenCLDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {

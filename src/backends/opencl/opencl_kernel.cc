@@ -1,5 +1,6 @@
 #include "opencl_kernel.h"
 
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/scratch_array.h>
 
@@ -96,7 +97,7 @@ OpenCLLauncher::OpenCLLauncher(OpenCLKernel* kernel, const backend::FunctionInfo
 
 void OpenCLLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {
   sig_.CheckArity(num_args);
-  const int32_t device_id = CurrentDevice();
+  const int32_t device_id = backend::CurrentDevice<kDeviceTypeOpenCL>();
   const ClDevice& device = OpenCLRuntime::Global().Device(device_id);
   BuiltKernel* built = kernel_->Get(device_id, device);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "cl_error.h"
 #include "cl_library.h"
@@ -103,37 +104,16 @@ OpenCLRuntime& OpenCLRuntime::Global() {
   return *rt;
 }
 
-int32_t& CurrentDevice() {
-  thread_local int32_t device_id = 0;
-  return device_id;
-}
-
-void OpenCLRuntime::Init() {
-  std::lock_guard<std::mutex> lock(init_mu_);
-  if (ready_.load(std::memory_order_relaxed)) return;
-  try {
-    Discover();
-  } catch (const std::exception& e) {
-    devices_.clear();
-    status_ = std::string("OpenCL initialization failed: ") + e.what();
-  }
-  ready_.store(true, std::memory_order_release);
-}
-
-void OpenCLRuntime::Discover() {
+std::string OpenCLRuntime::Discover(backend::LazyDevices<ClDevice>::List* out) {
   const ClLibrary& lib = GetClLibrary();
-  if (lib.api == nullptr) {
-    status_ = lib.failure;
-    return;
-  }
+  if (lib.api == nullptr) return lib.failure;
   api_ = lib.api;
   const ClApi& cl = *api_;
 
   cl_uint num_platforms = 0;
   cl_int err = cl.GetPlatformIDs(0, nullptr, &num_platforms);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && num_platforms == 0)) {
-    status_ = "the OpenCL ICD loader (" + lib.path + ") found no platform: " + IcdVendorsHint();
-    return;
+    return "the OpenCL ICD loader (" + lib.path + ") found no platform: " + IcdVendorsHint();
   }
   CheckCl(err, "clGetPlatformIDs");
   std::vector<cl_platform_id> platforms(num_platforms);
@@ -158,33 +138,26 @@ void OpenCLRuntime::Discover() {
       continue;
     }
     for (cl_device_id id : ids) {
-      ClDevice d = Describe(cl, p, id, pname);
-      d.context = ctx;
-      d.queue = cl.CreateCommandQueue(ctx, id, 0, &err);
-      if (err != CL_SUCCESS || d.queue == nullptr) {
-        notes +=
-            "\n  device '" + d.name + "': clCreateCommandQueue failed (" + ClErrorString(err) + ")";
+      auto d = std::make_unique<ClDevice>(Describe(cl, p, id, pname));
+      d->context = ctx;
+      d->queue = cl.CreateCommandQueue(ctx, id, 0, &err);
+      if (err != CL_SUCCESS || d->queue == nullptr) {
+        notes += "\n  device '" + d->name + "': clCreateCommandQueue failed (" +
+                 ClErrorString(err) + ")";
         continue;
       }
-      devices_.push_back(std::move(d));
+      out->push_back(std::move(d));
     }
   }
-  std::stable_sort(devices_.begin(), devices_.end(), [](const ClDevice& a, const ClDevice& b) {
-    return TypeRank(a.type) < TypeRank(b.type);
-  });
-  if (devices_.empty()) {
-    status_ = "the OpenCL ICD loader (" + lib.path + ") found " + std::to_string(platforms.size()) +
-              " platform(s) but no usable device:" + notes;
+  std::stable_sort(out->begin(), out->end(),
+                   [](const std::unique_ptr<ClDevice>& a, const std::unique_ptr<ClDevice>& b) {
+                     return TypeRank(a->type) < TypeRank(b->type);
+                   });
+  if (out->empty()) {
+    return "the OpenCL ICD loader (" + lib.path + ") found " + std::to_string(platforms.size()) +
+           " platform(s) but no usable device:" + notes;
   }
-}
-
-void OpenCLRuntime::ThrowNoDevice(int32_t device_id) {
-  if (devices_.empty()) {
-    backend::ThrowError("RuntimeError", "OpenCL is not available: " + status_);
-  }
-  backend::ThrowError("ValueError", "OpenCL device " + std::to_string(device_id) +
-                                        " does not exist; this machine has " +
-                                        std::to_string(devices_.size()) + " OpenCL device(s)");
+  return "";
 }
 
 }  // namespace opencl

@@ -1,17 +1,16 @@
 /*
  * Process-wide OpenCL state: the loaded ICD, every device of every platform, one context per
- * platform and one default in-order command queue per device.  Created lazily on first device
- * use; a failure is remembered as text (for Device.exist == False and the diagnostics), never
- * thrown from the queries that report availability.
+ * platform and one default in-order command queue per device.  Discovered lazily on first device
+ * use (backend::LazyDevices); a failure is remembered as text (for Device.exist == False and the
+ * diagnostics), never thrown from the queries that report availability.
  */
 #ifndef TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_
 
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/lazy_devices.h>
 
-#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,42 +53,37 @@ class OpenCLRuntime {
   static OpenCLRuntime& Global();
 
   /* Initializes on the first call. Never throws. */
-  bool Available() {
-    if (!ready_.load(std::memory_order_acquire)) Init();
-    return !devices_.empty();
+  bool Available() { return NumDevices() > 0; }
+  int NumDevices() {
+    Init();
+    return static_cast<int>(devices_.size());
   }
-  int NumDevices() { return Available() ? static_cast<int>(devices_.size()) : 0; }
   /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
   const std::string& Status() {
-    Available();
-    return status_;
+    Init();
+    return devices_.status();
   }
 
   /* The device, or a RuntimeError/ValueError that says why it cannot be used. Hot path. */
   const ClDevice& Device(int32_t device_id) {
-    if (!ready_.load(std::memory_order_acquire)) Init();
-    if (static_cast<uint32_t>(device_id) >= devices_.size()) ThrowNoDevice(device_id);
-    return devices_[device_id];
+    Init();
+    return devices_.Get(device_id);
   }
 
   /* Valid once Available() returned true (or Device() returned). */
   const ClApi& api() const { return *api_; }
 
  private:
-  OpenCLRuntime() = default;
-  void Init();
-  void Discover();
-  [[noreturn]] void ThrowNoDevice(int32_t device_id);
+  OpenCLRuntime() : devices_("OpenCL") {}
+  void Init() {
+    devices_.EnsureDiscovered(
+        [this](backend::LazyDevices<ClDevice>::List* out) { return Discover(out); });
+  }
+  std::string Discover(backend::LazyDevices<ClDevice>::List* out);
 
-  std::mutex init_mu_;
-  std::atomic<bool> ready_{false};
-  const ClApi* api_ = nullptr;
-  std::vector<ClDevice> devices_;  // written once by Init(), read-only afterwards
-  std::string status_;
+  backend::LazyDevices<ClDevice> devices_;
+  const ClApi* api_ = nullptr;  // set by Discover(), before devices_ publishes its result
 };
-
-/* Device chosen by __tvm_set_device for kernel launches on this thread (default 0). */
-int32_t& CurrentDevice();
 
 /* The queue work for `device_id` goes to on this thread: the stream set in tvm-ffi's stream
  * context (Device.set_raw_stream), else the device's default queue. */

@@ -1,19 +1,12 @@
 #include "vk_error.h"
 
-#include <tvm_runtime/backend/status_codes.h>
-
 namespace tvm_runtime {
 namespace vulkan {
 
 namespace {
 
-struct NamedResult {
-  VkResult code;
-  const char* name;
-  const char* hint;  // what the code usually means for a compute runtime, or nullptr
-};
-
-constexpr NamedResult kResults[] = {
+// Hints: what the code usually means for a compute runtime.
+const backend::StatusName<VkResult> kResults[] = {
     {VK_SUCCESS, "VK_SUCCESS", nullptr},
     {VK_NOT_READY, "VK_NOT_READY", nullptr},
     {VK_TIMEOUT, "VK_TIMEOUT", nullptr},
@@ -46,17 +39,9 @@ constexpr NamedResult kResults[] = {
 
 }  // namespace
 
-std::string VkResultString(VkResult result) {
-  if (const NamedResult* r = backend::FindStatusCode(kResults, result)) {
-    std::string out = backend::NamedStatus(r->name, result);
-    if (r->hint != nullptr) out += ": " + std::string(r->hint);
-    return out;
-  }
-  return "VkResult " + std::to_string(result);
-}
-
-void ThrowVkError(VkResult result, const std::string& what) {
-  backend::ThrowStatusError("Vulkan", VkResultString(result), what);
+const backend::StatusName<VkResult>* VkStatusTraits::Names(size_t* count) {
+  *count = sizeof(kResults) / sizeof(kResults[0]);
+  return kResults;
 }
 
 }  // namespace vulkan

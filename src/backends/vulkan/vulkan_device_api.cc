@@ -1,6 +1,7 @@
 #include "vulkan_device_api.h"
 
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/device_info_util.h>
 #include <tvm_runtime/backend/error.h>
@@ -39,7 +40,7 @@ std::string VersionString(uint32_t v) {
 
 void VulkanDeviceAPI::SetDevice(int32_t device_id) {
   Runtime().Info(device_id);  // validates, and initializes Vulkan on first use
-  CurrentDevice() = device_id;
+  backend::CurrentDevice<kDeviceTypeVulkan>() = device_id;
 }
 
 Any VulkanDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {

@@ -1,5 +1,6 @@
 #include "vulkan_kernel.h"
 
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/scratch_array.h>
 
@@ -278,7 +279,7 @@ void VulkanKernel::Launch(const TVMFFIAny* args, int32_t num_args) {
   sig_.CheckArity(num_args);
   VulkanRuntime& rt = VulkanRuntime::Global();
   if (rt.shut_down()) backend::ThrowError("RuntimeError", "the Vulkan runtime has shut down");
-  VulkanDevice& device = rt.Device(CurrentDevice());
+  VulkanDevice& device = rt.Device(backend::CurrentDevice<kDeviceTypeVulkan>());
   VulkanPipeline* p = Get(device);
 
   backend::ScratchArray<ArgValue> values(sig_.args.size());

@@ -78,11 +78,6 @@ VulkanRuntime& VulkanRuntime::Global() {
   return *rt;
 }
 
-int32_t& CurrentDevice() {
-  thread_local int32_t device_id = 0;
-  return device_id;
-}
-
 std::string VulkanRuntime::CreateInstance(const VkGlobalFunctions& global) {
   uint32_t loader_version = kVkApiVersion10;
   if (global.EnumerateInstanceVersion != nullptr) global.EnumerateInstanceVersion(&loader_version);

@@ -118,9 +118,6 @@ class VulkanRuntime {
   std::vector<std::string> validation_messages_;
 };
 
-/* Device chosen by __tvm_set_device for kernel launches on this thread (default 0). */
-int32_t& CurrentDevice();
-
 /* True if the environment variable is set to 1/true/yes/on. */
 bool EnvFlag(const char* name);
 

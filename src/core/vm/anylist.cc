@@ -34,7 +34,7 @@ TVM_RUNTIME_DLL int TVMBackendAnyListMoveFromPackedReturn(void* anylist, int ind
                                                           int ret_offset) {
   return tvm_runtime::backend::GuardCall([&] {
     auto* list = static_cast<::tvm::ffi::Any*>(anylist);
-    list[index] = ::tvm::ffi::detail::AnyUnsafe::MoveTVMFFIAnyToAny(&args[ret_offset]);
+    list[index] = tvm_runtime::backend::TakeOwnedAny(&args[ret_offset]);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "../device_registry.h"
+#include "../release_train.h"
 #include "ffi_names.h"
 
 namespace tvm_runtime {
@@ -253,7 +254,8 @@ void VirtualMachine::InitFuncPool() {
                 (libs.empty() ? std::string("none") : libs) +
                 ", searched with their own imports) and then in the global function registry. The "
                 "artifact lacks this kernel: re-export it with apache-tvm 0.27, or register a "
-                "global function of that name before creating the VirtualMachine.");
+                "global function of that name before creating the VirtualMachine." +
+                MissingFunctionHint(f.name));
       }
       pool[i] = *func;
       entries[i].kind = PoolEntry::kPacked;

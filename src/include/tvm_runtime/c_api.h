@@ -5,16 +5,21 @@
  * C ABI (tvm/ffi/c_api.h).  No C++ type, vtable or exception ever crosses it, so a backend wheel
  * built against core 0.1.x keeps working when the core is upgraded within the same ABI major.
  *
- * Three groups of symbols live here:
+ * Four parts make up the contract:
  *  1. the TVMBackend* functions that TVM-compiled host code calls (their addresses are also
  *     injected into every loaded library as "context symbols");
  *  2. the device registry: a backend fills a TVMRuntimeDeviceAPI table and hands it to the core;
  *  3. the two entry points every backend DSO exports so the Python hook can version-check it
- *     before anything is registered.
+ *     before anything is registered, and the one compatibility rule both sides apply;
+ *  4. the string-named global functions (tvm-ffi's registry) the core, the backends and their
+ *     Python hooks look each other up by: documented here because renaming one breaks a wheel
+ *     built against an older core just as surely as changing a struct would.
  *
  * Error convention for every `int`-returning function pointer below: return 0 on success; on
- * failure set the error with TVMFFIErrorSetRaisedFromCStr(kind, message) and return -1.  The
- * core moves that error into a Python exception.
+ * failure set tvm-ffi's raised error and return -1: TVMFFIErrorSetRaised(error object) keeps the
+ * C++ backtrace (what tvm_runtime/backend/error.h's GuardCall does), while
+ * TVMFFIErrorSetRaisedFromCStr(kind, message) suffices for plain C.  The core rethrows that same
+ * error object, so it reaches Python with its message and backtrace unchanged.
  */
 #ifndef TVM_RUNTIME_C_API_H_
 #define TVM_RUNTIME_C_API_H_
@@ -31,13 +36,37 @@ extern "C" {
 #define TVM_RUNTIME_DLL __attribute__((visibility("default")))
 
 /*
- * ABI version of this header.  A backend built against (major, minor) loads on a core with the
- * same major and a minor >= the backend's: minors only append fields to the end of structs.
+ * ABI version of this header, encoded as (major << 16) | minor.  A backend built against
+ * (major, minor) loads on a core with the same major and a minor >= the backend's: minors only
+ * append (struct fields at the end, new functions, new string-named globals).
+ *
+ * History:
+ *   1.0  initial contract.
+ *   1.1  TVMRuntimeCheckBackendABI exported by the core; TVMRuntimeABICompatible inline rule.
  */
+/* Predefining the major (-DTVM_RUNTIME_ABI_VERSION_MAJOR=2) is for the version-skew tests only:
+ * they build wheels of a pretend next ABI to prove that both sides refuse a mismatched pair. */
+#ifndef TVM_RUNTIME_ABI_VERSION_MAJOR
 #define TVM_RUNTIME_ABI_VERSION_MAJOR 1
-#define TVM_RUNTIME_ABI_VERSION_MINOR 0
+#endif
+#define TVM_RUNTIME_ABI_VERSION_MINOR 1
 #define TVM_RUNTIME_ABI_VERSION \
   ((uint32_t)((TVM_RUNTIME_ABI_VERSION_MAJOR << 16) | TVM_RUNTIME_ABI_VERSION_MINOR))
+
+#define TVM_RUNTIME_ABI_MAJOR_OF(version) ((uint32_t)(version) >> 16)
+#define TVM_RUNTIME_ABI_MINOR_OF(version) ((uint32_t)(version) & 0xFFFFu)
+
+/*
+ * THE compatibility rule, the only place it is written down: can a core providing ABI
+ * `provided` host code (a backend DSO, a device-API table) built against ABI `required`?
+ * Same major, and the core's minor is at least the required one.  Inline so that a backend
+ * applies exactly the rule of the headers it was compiled with, without calling the core.
+ * Returns 1 when compatible, else 0.
+ */
+static inline int TVMRuntimeABICompatible(uint32_t provided, uint32_t required) {
+  return TVM_RUNTIME_ABI_MAJOR_OF(provided) == TVM_RUNTIME_ABI_MAJOR_OF(required) &&
+         TVM_RUNTIME_ABI_MINOR_OF(provided) >= TVM_RUNTIME_ABI_MINOR_OF(required);
+}
 
 /* Alignment every allocation must honour: compiled kernels assume 64-byte aligned data. */
 #define TVM_RUNTIME_ALLOC_ALIGNMENT 64
@@ -162,6 +191,74 @@ typedef int (*TVMRuntimeBackendRegisterFn)(char* err, size_t err_len);
 
 #define TVM_RUNTIME_BACKEND_ABI_VERSION_SYMBOL "TVMRuntimeBackendABIVersion"
 #define TVM_RUNTIME_BACKEND_REGISTER_SYMBOL "TVMRuntimeBackendRegister"
+
+/*
+ * (since 1.1) Whether the loaded core can host a backend built for `backend_abi_version` (the
+ * value its TVMRuntimeBackendABIVersion returned), by TVMRuntimeABICompatible.  Returns 0 when it
+ * can; otherwise returns 1 and writes a NUL-terminated reason, truncated to err_len, such as
+ * "built for core ABI 2.0, but the loaded tvm-runtime core provides ABI 1.1".  For loaders that
+ * are not C (the Python hook) so they apply the core's rule instead of a copy of it.
+ */
+TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char* err,
+                                              size_t err_len);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 4. String-named global functions (ABI 1.x).                                               */
+/* ---------------------------------------------------------------------------------------- */
+/*
+ * Global functions live in tvm-ffi's process-wide registry (TVMFFIFunctionSetGlobal /
+ * TVMFFIFunctionGetGlobal) and are found by name, so the names and signatures below are part
+ * of the contract exactly like the structs above: within ABI major 1 a name is never removed
+ * or re-typed, and a new one is appended with the minor that introduced it.  Signatures use
+ * tvm-ffi types; "since" is the ABI minor; registration by a backend happens inside
+ * TVMRuntimeBackendRegister (never in a static constructor) with override=true.
+ *
+ * 4a. Registered by every backend DSO, called by the core / tvm-ffi:
+ *   ffi.Module.load_from_bytes.<kind>   (Bytes payload) -> ffi.Module            since 1.0
+ *       Loader for the device modules of `kind` embedded in a compiled artifact ("opencl",
+ *       "vulkan", "cuda").  tvm-ffi calls it while loading a library; the core pre-registers a
+ *       placeholder for every declared kind that tells the user which wheel to install, and the
+ *       backend's registration replaces it (tvm_runtime/backend/device_module.h).
+ *
+ * 4b. Registered by the core, relied on by the Python hooks of the backend wheels
+ *     (tvm.backend.<name>) and the loader in tvm.backend:
+ *   runtime.DeviceDriverStatus      (int device_type) -> str                    since 1.0
+ *       "" when the backend's driver is usable, else what is missing and how to fix it (the
+ *       table's driver_status).  RuntimeError if no backend serves device_type.
+ *   runtime.DeviceTypeName          (int device_type) -> str                    since 1.0
+ *       "opencl", "cuda", ...; "device_type_<n>" for unknown codes.
+ *   runtime.NoteBackendFailure      (int device_type, str reason) -> None       since 1.0
+ *       Remembers why an installed backend failed to load; later "no backend for device"
+ *       errors quote it instead of suggesting `pip install`.
+ *   runtime.DistributionForDevice   (int device_type) -> str                    since 1.0
+ *       The wheel that serves device_type ("" if none does).
+ *   runtime.RegisteredDeviceTypes   () -> Array<int>                            since 1.0
+ *       Device types with a registered device-API table.
+ *   runtime.GetDeviceTargetProperty (Device dev, str key) -> Any                since 1.0
+ *       The table's get_target_property (None if the backend has none).
+ *
+ * 4c. Registered by the core under apache-tvm 0.27's names (compiled artifacts and apache-tvm's
+ *     Python API call them; fixed by apache-tvm, listed so nobody renames them):
+ *   __tvm_set_device (int device_type, int device_id), called by compiled GPU host code before
+ *   each launch; runtime.GetDeviceAttr, runtime.Device_Stream{Create,Free,Sync,SyncFromTo},
+ *   runtime.Device_SetStream, runtime.TVMSetStream, runtime.RuntimeEnabled,
+ *   runtime.TVMTensor*, runtime.{Save,Load}Params[FromFile/ToFile], runtime.NumThreads,
+ *   runtime.config_threadpool, runtime.RPCTimeEvaluator, vm.builtin.*, and the Relax loaders
+ *   ffi.Module.load_from_{bytes,file}.relax.VMExecutable.
+ *
+ * 4d. Registered by a backend wheel for apache-tvm's target detection:
+ *   device_api.vulkan.get_target_property (Device dev, str key) -> Any          since 1.0
+ *       Vulkan capability by apache-tvm's key names (tvm.target "-from_device").
+ *
+ * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
+ *     with the wheel; listed only to reserve the prefixes):
+ *   tvm_runtime.cuda.*        registered by the CUDA DSO (nvrtc_info, compile_source,
+ *                             describe_module, cache_dir, driver_info, event_*);
+ *   tvm_runtime.cuda.locate_nvrtc  registered by the CUDA hook (Python), called by the CUDA DSO
+ *                             on the first runtime compile: (int driver_major) -> list[dict];
+ *   runtime.vulkan.*          registered by the Vulkan DSO (DeviceStats, ValidationMessages,
+ *                             ValidationEnabled) for its hook's diagnostics.
+ */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -3,8 +3,10 @@
 This package is API-compatible with apache-tvm 0.27's runtime: ``tvm.device``, ``tvm.cpu`` and
 friends, ``tvm.runtime.tensor/empty/load_module``, ``Module.time_evaluator``,
 ``tvm.get_global_func``.  Device backends (OpenCL, Vulkan, CUDA, ...) are separate wheels,
-discovered through the ``tvm.backends`` entry-point group; run ``python -m tvm.backend`` to see
-what is installed and working.
+discovered through the ``tvm.backends`` entry-point group, which also runs plugins written for
+apache-tvm 0.27 (``tvm_foo = "tvm_foo:_autoload"``); ``tvm.backend.loader`` and
+``tvm.target.detect_target`` have apache-tvm's API.  Run ``python -m tvm.backend`` to see what is
+installed and working.
 """
 
 # isort: skip_file

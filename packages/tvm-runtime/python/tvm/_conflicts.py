@@ -22,7 +22,8 @@ _FOREIGN_MARKERS = (
     # is a file only the compiler distributions have.
     os.path.join("relax", "transform", "__init__.py"),
     os.path.join("tirx", "__init__.py"),
-    os.path.join("target", "__init__.py"),
+    # tvm-runtime ships tvm/target/__init__.py and detect_target.py itself (target detection).
+    os.path.join("target", "target.py"),
 )
 
 # Distributions known to ship a `tvm` import package.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import Any
 
 import tvm_ffi  # noqa: F401  (loads libtvm_ffi.so RTLD_GLOBAL first)
 
@@ -30,6 +31,14 @@ def _load() -> ctypes.CDLL:
         lib = ctypes.CDLL(LIB_PATH, mode=ctypes.RTLD_GLOBAL)
     except OSError as err:
         raise CoreLoadError(f"cannot load {LIB_PATH}: {err}") from err
+    if not hasattr(lib, "TVMRuntimeInitialize"):
+        # apache-tvm ships a library of the same name; installed over ours, it replaces it.
+        raise CoreLoadError(
+            f"{LIB_PATH} is not tvm-runtime's core library (it has no TVMRuntimeInitialize): "
+            "another distribution that ships a `tvm` package, such as apache-tvm, has "
+            "overwritten it. Use separate environments, or remove both and reinstall one: "
+            "`pip uninstall -y apache-tvm tvm-runtime && pip install tvm-runtime`."
+        )
     lib.TVMRuntimeInitialize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     lib.TVMRuntimeInitialize.restype = ctypes.c_int
     lib.TVMRuntimeGetABIVersion.restype = ctypes.c_uint32
@@ -46,6 +55,45 @@ def _load() -> ctypes.CDLL:
 LIB = _load()
 ABI_VERSION: int = LIB.TVMRuntimeGetABIVersion()
 VERSION: str = LIB.TVMRuntimeVersion().decode()
+
+
+def check_backend_abi(backend_abi_version: int) -> str:
+    """Why a backend built for ``backend_abi_version`` cannot load into this core ("" if it can).
+
+    The rule lives in the core (``TVMRuntimeCheckBackendABI``), so Python, C++ hosts and the core
+    itself agree on it.
+    """
+    check = _abi_checker()
+    err = ctypes.create_string_buffer(1024)
+    if check(backend_abi_version, err, len(err)) == 0:
+        return ""
+    return err.value.decode(errors="replace") or (
+        f"backend ABI {abi_version_str(backend_abi_version)} is incompatible with core ABI "
+        f"{abi_version_str(ABI_VERSION)}"
+    )
+
+
+class MissingCoreSymbolError(CoreLoadError):
+    """The loaded core predates a C function this Python package needs."""
+
+
+_CHECKER: Any = None  # the ctypes function, bound on first use
+
+
+def _abi_checker() -> Any:
+    global _CHECKER
+    if _CHECKER is None:
+        check = getattr(LIB, "TVMRuntimeCheckBackendABI", None)
+        if check is None:
+            raise MissingCoreSymbolError(
+                f"the tvm-runtime core at {LIB_PATH} does not export TVMRuntimeCheckBackendABI, "
+                f"so it cannot check a backend's ABI: its library and its Python files come from "
+                f"different builds. Reinstall it: pip install --force-reinstall tvm-runtime=={VERSION}"
+            )
+        check.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
+        check.restype = ctypes.c_int
+        _CHECKER = check
+    return _CHECKER
 
 
 def abi_version_str(version: int) -> str:

@@ -12,6 +12,7 @@
 #ifndef TVM_RUNTIME_BACKEND_BACKEND_ENTRY_H_
 #define TVM_RUNTIME_BACKEND_BACKEND_ENTRY_H_
 
+#include <tvm_runtime/backend/abi_version.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
@@ -20,11 +21,6 @@
 namespace tvm_runtime {
 namespace backend {
 
-/* Same major, and at least the minor the backend was compiled against (minors only append). */
-inline bool CoreProvidesABI(uint32_t core, uint32_t major, uint32_t minor) {
-  return (core >> 16) == major && (core & 0xFFFF) >= minor;
-}
-
 /* Runs a backend's registration once, after checking the loaded core's ABI version. */
 template <typename F>
 int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
@@ -32,12 +28,9 @@ int RunRegistrationOnce(F&& body, char* err, size_t err_len) noexcept {
       [&] {
         // The Python hook checks the version too; checking here covers direct C users.
         uint32_t core = TVMRuntimeGetABIVersion();
-        if (!CoreProvidesABI(core, TVM_RUNTIME_ABI_VERSION_MAJOR, TVM_RUNTIME_ABI_VERSION_MINOR)) {
-          ThrowError("RuntimeError", "backend was built for core ABI " +
-                                         std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + "." +
-                                         std::to_string(TVM_RUNTIME_ABI_VERSION_MINOR) +
-                                         " but the loaded core has " + std::to_string(core >> 16) +
-                                         "." + std::to_string(core & 0xFFFF));
+        if (!TVMRuntimeABICompatible(core, TVM_RUNTIME_ABI_VERSION)) {
+          ThrowError("RuntimeError",
+                     "backend " + DescribeABIMismatch(TVM_RUNTIME_ABI_VERSION, core));
         }
         body();
       },

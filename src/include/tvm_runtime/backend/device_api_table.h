@@ -51,7 +51,7 @@ namespace detail {
 inline DeviceBackend* Self(void* self) { return static_cast<DeviceBackend*>(self); }
 
 inline void WriteAny(::tvm::ffi::Any value, TVMFFIAny* out) {
-  *out = ::tvm::ffi::detail::AnyUnsafe::MoveAnyToTVMFFIAny(std::move(value));
+  StoreOwnedAny(std::move(value), out);
 }
 
 }  // namespace detail

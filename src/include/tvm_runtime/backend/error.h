@@ -1,15 +1,20 @@
 /*
- * Error plumbing shared by the core and every backend.
+ * Error plumbing shared by the core and every backend, on top of tvm-ffi's own machinery.
  *
- * C++ code throws tvm::ffi::Error; at every C boundary (device-API table entries, backend entry
- * points) the exception is caught and turned into tvm-ffi's thread-local raised error, which the
- * caller picks up with TVMFFIErrorMoveFromRaised.  Nothing is ever thrown across a DSO edge.
+ * C++ code throws tvm::ffi::Error carrying a C++ backtrace (tvm-ffi's TVMFFIBacktrace, led by the
+ * line that threw).  At every C boundary (device-API table entries, TVMBackend* functions) the
+ * exception is caught by tvm-ffi's safe-call macros, which hand the *whole* error object, backtrace
+ * included, to tvm-ffi's thread-local raised slot; the caller rethrows that same object with
+ * ThrowRaised/CheckCall, and tvm-ffi finally turns it into a Python exception whose traceback shows
+ * the C++ frames.  Nothing is ever thrown across a DSO edge.
  */
 #ifndef TVM_RUNTIME_BACKEND_ERROR_H_
 #define TVM_RUNTIME_BACKEND_ERROR_H_
 
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm_runtime/backend/owned_any.h>
 
 #include <cstdio>
 #include <exception>
@@ -19,39 +24,63 @@
 namespace tvm_runtime {
 namespace backend {
 
-/* Throw an error of `kind` ("ValueError", "RuntimeError", ...) with a plain message. */
-[[noreturn]] inline void ThrowError(const char* kind, const std::string& message) {
-  throw ::tvm::ffi::Error(kind, message, std::string());
+/* Where an error is thrown.  Defaulted at the call site (GCC/Clang builtins, what C++20's
+ * std::source_location does), so the first backtrace frame Python shows is the failing line even
+ * in a release build without debug info. */
+struct ThrowSite {
+  const char* file;
+  int line;
+  const char* func;
+  // NOLINTNEXTLINE(google-explicit-constructor): meant to be default-constructed at call sites.
+  ThrowSite(const char* file = __builtin_FILE(), int line = __builtin_LINE(),
+            const char* func = __builtin_FUNCTION()) noexcept
+      : file(file), line(line), func(func) {}
+};
+
+/* Throw an error of `kind` ("ValueError", "RuntimeError", ...) with a plain message and the
+ * C++ backtrace of the throwing thread. */
+[[noreturn]] inline void ThrowError(const char* kind, const std::string& message,
+                                    ThrowSite site = ThrowSite()) {
+  throw ::tvm::ffi::Error(kind, message,
+                          TVMFFIBacktrace(site.file, site.line, site.func,
+                                          /*cross_ffi_boundary=*/0));
 }
 
-/* Run `body`; convert any exception into tvm-ffi's raised error and return -1. */
+/* Runs `body`, turning foreign C++ exceptions into RuntimeError (what every C boundary of this
+ * project has always reported for them) and letting tvm::ffi::Error through untouched. */
 template <typename F>
-int GuardCall(F&& body) noexcept {
+void RunWithFFIErrors(F&& body) {
   try {
     body();
-    return 0;
-  } catch (const ::tvm::ffi::Error& err) {
-    TVMFFIErrorSetRaisedFromCStr(err.kind().c_str(), err.message().c_str());
+  } catch (const ::tvm::ffi::Error&) {
+    throw;
   } catch (const std::exception& err) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", err.what());
+    ThrowError("RuntimeError", err.what());
   } catch (...) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
+    ThrowError("RuntimeError", "unknown C++ exception");
   }
-  return -1;
 }
 
-/* Inverse of GuardCall: a C call returned non-zero, rethrow the raised error as C++. */
-inline void ThrowRaised() {
+/* Run `body`; on failure hand the error (message and backtrace) to tvm-ffi's raised-error slot
+ * and return -1, else return 0.  The C-boundary convention of c_api.h. */
+template <typename F>
+int GuardCall(F&& body) noexcept {
+  TVM_FFI_SAFE_CALL_BEGIN();
+  RunWithFFIErrors(body);
+  TVM_FFI_SAFE_CALL_END();
+}
+
+/* Inverse of GuardCall: a C call returned non-zero, rethrow the raised error object as C++ (its
+ * message and backtrace unchanged). */
+[[noreturn]] inline void ThrowRaised(ThrowSite site = ThrowSite()) {
   TVMFFIObjectHandle handle = nullptr;
   TVMFFIErrorMoveFromRaised(&handle);
-  if (handle == nullptr) ThrowError("RuntimeError", "call failed without an error message");
-  throw ::tvm::ffi::detail::ObjectUnsafe::ObjectRefFromObjectPtr<::tvm::ffi::Error>(
-      ::tvm::ffi::detail::ObjectUnsafe::ObjectPtrFromOwned<::tvm::ffi::Object>(
-          static_cast<TVMFFIObject*>(handle)));
+  if (handle == nullptr) ThrowError("RuntimeError", "call failed without an error message", site);
+  throw TakeOwnedObject<::tvm::ffi::Error>(kTVMFFIError, handle);
 }
 
-inline void CheckCall(int rc) {
-  if (rc != 0) ThrowRaised();
+inline void CheckCall(int rc, ThrowSite site = ThrowSite()) {
+  if (rc != 0) ThrowRaised(site);
 }
 
 /*

@@ -63,11 +63,7 @@ inline void* ArgHandle(const TVMFFIAny& a) {
   if (a.type_index == kTVMFFINone) return nullptr;
   if (a.type_index == kTVMFFIOpaquePtr) return a.v_ptr;
   if (a.type_index == kTVMFFIDLTensorPtr) return static_cast<DLTensor*>(a.v_ptr)->data;
-  if (a.type_index == kTVMFFITensor) {
-    // A Tensor object is {TVMFFIObject header, DLTensor}.
-    return reinterpret_cast<DLTensor*>(reinterpret_cast<char*>(a.v_obj) + sizeof(TVMFFIObject))
-        ->data;
-  }
+  if (a.type_index == kTVMFFITensor) return TVMFFITensorGetDLTensorPtr(a.v_obj)->data;
   ThrowError("TypeError", "expected a buffer handle for a kernel argument");
 }
 

@@ -2,8 +2,12 @@
 
 Backends are separate wheels (``tvm-runtime-opencl``, ...) that ship only
 ``tvm/backend/<name>/`` and register an entry point in the ``tvm.backends`` group pointing at
-their hook module.  ``import tvm`` imports each hook and calls its ``register()``, which loads
-the backend DSO through :func:`tvm.backend._dso.load_backend_dso` after an ABI check.
+their hook module.  ``import tvm`` imports each hook and calls its ``register_backend()``, which
+loads the backend DSO through :func:`tvm.backend.hook_api.load_backend_dso` after the core's ABI
+check and registers the device's target detector (:mod:`tvm.backend.hook_api` is the API hooks
+use).  Entry points that name a callable instead (apache-tvm 0.27's out-of-tree plugins,
+``tvm_foo = "tvm_foo:_autoload"``) are called after every hook.  :mod:`tvm.backend.loader`
+loads a backend on demand (``load(name)``, ``is_loaded(name)``), as in apache-tvm.
 
 Environment:
   ``TVM_DEVICE_BACKEND_AUTOLOAD=0``  do not load any backend at import;
@@ -38,14 +42,18 @@ from ._discovery import (  # noqa: E402
     load_backends,
 )
 from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
-from ._target import detect_target_from_device  # noqa: E402
+from ._target import detect_target_from_device, register_device_target_detector  # noqa: E402
+from .loader import is_loaded, load  # noqa: E402
 
 __all__ = [
     "BackendLoadError",
     "BackendRecord",
     "backend_errors",
     "detect_target_from_device",
+    "is_loaded",
     "list_backends",
+    "load",
     "load_backend_dso",
     "load_backends",
+    "register_device_target_detector",
 ]

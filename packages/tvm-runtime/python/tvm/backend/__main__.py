@@ -44,6 +44,8 @@ def render(report: dict[str, Any]) -> str:
         dist = f"{b['distribution'] or '?'} {b['version'] or ''}".strip()
         count = sum(len(t["devices"]) for t in b.get("device_types", []))
         lines.append(f"{b['name']:<10} {b['status']:<12} {dist:<28} {b['abi_version'] or '-':<5} {count}")
+        if b.get("protocol") == "callable":
+            lines.append(f"    plugin (apache-tvm protocol): {b['name']} = {b['entry_point']}")
         if b.get("library"):
             lines.append(f"    library: {b['library']}")
         if b["reason"]:
@@ -64,9 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tvm.backend", description=__doc__)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    import tvm  # noqa: F401 - runs discovery
-    from tvm.backend._report import collect
-
+    try:
+        import tvm  # noqa: F401 - runs discovery
+        from tvm.backend._report import collect
+    except ImportError as err:
+        # E.g. apache-tvm installed over tvm-runtime: its `tvm` imports, our core does not.
+        print(f"error: tvm-runtime cannot load: {err}", file=sys.stderr)
+        return 2
     report = collect()
     if args.json:
         json.dump(report, sys.stdout, indent=2, default=str)

@@ -1,17 +1,26 @@
-"""Entry-point discovery of backends (group ``tvm.backends``)."""
+"""Entry-point discovery of backends (group ``tvm.backends``), in both protocols.
+
+An entry point that names a module (``opencl = "tvm.backend.opencl"``) is a hook of ours: its
+``register_backend()`` runs (see :mod:`tvm.backend.hook_api`).  One that names a callable
+(``tvm_foo = "tvm_foo:_autoload"``) is an apache-tvm 0.27 style plugin: it is called with no
+arguments after every hook.  Failures are one ``RuntimeWarning`` each; ``import tvm`` survives.
+"""
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as md
 import os
 import pathlib
 import sys
+import types
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+import tvm_ffi
+
 from .. import _core
+from . import loader
 from ._dso import BackendABIError
 
 GROUP = "tvm.backends"
@@ -30,6 +39,10 @@ class BackendRecord:
     reason: str | None = None
     fix: str | None = None
     hook: Any = field(default=None, repr=False)
+    # "hook": the entry point names a hook module (our protocol); "callable": it names a
+    # function called without arguments (apache-tvm 0.27's protocol for out-of-tree backends).
+    protocol: str = "hook"
+    entry_point: md.EntryPoint | None = field(default=None, repr=False)
 
 
 _RECORDS: dict[str, BackendRecord] = {}
@@ -117,26 +130,67 @@ def _allow_list() -> set[str] | None:
     return {n.strip().lower() for n in raw.split(",") if n.strip()}
 
 
-def _load_one(record: BackendRecord, ep: md.EntryPoint) -> None:
-    try:
-        hook = importlib.import_module(ep.value.split(":")[0])
-        record.hook = hook
-        register = getattr(hook, "register", None)
-        if register is None:
-            raise AttributeError(f"hook module {ep.value} has no register() function")
-        register()
-        record.status = "loaded"
-    except Exception as err:  # noqa: BLE001 - a broken backend must never break `import tvm`
-        record.status = "failed"
-        record.reason = f"{type(err).__name__}: {err}"
-        record.fix = _fix_command(record, isinstance(err, BackendABIError))
-        _note_failure(record)
-        warnings.warn(
-            f"tvm backend '{record.name}' ({record.distribution or 'unknown distribution'} "
-            f"{record.version or ''}) failed to load: {record.reason}. Fix: {record.fix}",
-            RuntimeWarning,
-            stacklevel=4,
+def _failure_fix(record: BackendRecord, err: BaseException) -> str:
+    if record.protocol == "callable":
+        # A third-party plugin: we cannot know its fix, only how to get past it.
+        dist = record.distribution or "the distribution that declares it"
+        return (
+            f"update or reinstall {dist}, or leave it out with TVM_BACKENDS (a comma-separated "
+            "allow-list of backend names)"
         )
+    return _fix_command(record, isinstance(err, BackendABIError))
+
+
+def mark_failed(record: BackendRecord, err: BaseException) -> None:
+    record.status = "failed"
+    record.reason = f"{type(err).__name__}: {err}"
+    record.fix = _failure_fix(record, err)
+    if record.protocol == "hook":
+        _note_failure(record)
+
+
+def mark_loaded(record: BackendRecord, target: Any) -> None:
+    record.status = "loaded"
+    record.reason = record.fix = None
+    if isinstance(target, types.ModuleType):
+        record.hook = target
+
+
+def _warn_failure(record: BackendRecord) -> None:
+    who = f"{record.distribution or 'unknown distribution'} {record.version or ''}".strip()
+    if record.protocol == "callable":
+        what = f"tvm backend plugin '{record.name}' (entry point {record.name} = {record.module}, {who})"
+    else:
+        what = f"tvm backend '{record.name}' ({who})"
+    warnings.warn(
+        f"{what} failed to load: {record.reason}. Fix: {record.fix}",
+        RuntimeWarning,
+        stacklevel=5,
+    )
+
+
+def _resolve(record: BackendRecord) -> Any:
+    """Import what the entry point names: a hook module, or (``pkg:attr``) a plugin callable."""
+    assert record.entry_point is not None
+    target = record.entry_point.load()
+    if isinstance(target, types.ModuleType):
+        record.protocol = "hook"
+        record.hook = target
+    return target
+
+
+def _load_entry(record: BackendRecord) -> None:
+    """Register one entry point of either protocol; a failure becomes one warning."""
+    try:
+        target = _resolve(record)
+        if isinstance(target, types.ModuleType):
+            loader.register_hook(record.name, target)
+        else:
+            loader.run_plugin(record.name, target)
+        mark_loaded(record, target)
+    except Exception as err:  # noqa: BLE001 - a broken backend must never break `import tvm`
+        mark_failed(record, err)
+        _warn_failure(record)
 
 
 def _note_failure(record: BackendRecord) -> None:
@@ -146,27 +200,31 @@ def _note_failure(record: BackendRecord) -> None:
 
         device_types = getattr(record.hook, "DEVICE_TYPES", None) or _device_types_of(record)
         for device_type in device_types:
-            _ffi_api.NoteBackendFailure(device_type, f"{record.reason}; fix: {record.fix}")
+            _ffi_api.NoteBackendFailure(int(device_type), f"{record.reason}; fix: {record.fix}")
     except Exception:  # noqa: BLE001 - diagnostics only
         pass
 
 
-def _device_types_of(record: BackendRecord) -> tuple[int, ...]:
-    """Device types the core attributes to this backend's distribution (for a hook that failed
-    before it could say), from the same table that names wheels in error messages."""
+def _device_types_of(record: BackendRecord) -> tuple[tvm_ffi.DLDeviceType, ...]:
+    """Device types the core attributes to this backend's distribution, for a hook that failed
+    before it could declare its own ``DEVICE_TYPES`` (from the core's release-train table)."""
     from ..runtime import _ffi_api
 
     dist = (record.distribution or f"tvm-runtime-{record.name}").lower()
-    return tuple(t for t in range(1, 64) if str(_ffi_api.DistributionForDevice(t)) == dist)
+    return tuple(t for t in tvm_ffi.DLDeviceType if str(_ffi_api.DistributionForDevice(int(t))) == dist)
 
 
 def load_backends(force: bool = False) -> dict[str, BackendRecord]:
     """Discover (and, unless disabled, load) every backend; safe to call more than once.
 
-    ``force=True`` loads backends even when autoload is disabled by the environment.
+    Entry points that name a hook module (our protocol) register first, then the ones that name
+    a callable (apache-tvm's protocol: ``tvm_foo = "tvm_foo:_autoload"``) are called, so a
+    plugin sees every backend of ours.  ``force=True`` loads even when autoload is disabled by
+    the environment; the ``TVM_BACKENDS`` allow-list applies to both protocols.
     """
     autoload = force or _autoload_enabled()
     allow = _allow_list()
+    plugins: list[BackendRecord] = []
     for ep in _entry_points():
         name = ep.name.lower()
         existing = _RECORDS.get(name)
@@ -182,7 +240,15 @@ def load_backends(force: bool = False) -> dict[str, BackendRecord]:
                 )
             continue
         dist, version = _dist_of(ep)
-        record = BackendRecord(name=name, module=ep.value, distribution=dist, version=version)
+        record = BackendRecord(
+            name=name,
+            module=ep.value,
+            distribution=dist,
+            version=version,
+            # `module:attr` names a callable (apache-tvm's protocol), a bare module our hook.
+            protocol="callable" if ep.attr else "hook",
+            entry_point=ep,
+        )
         _RECORDS[name] = record
         if not autoload:
             record.status = "disabled"
@@ -190,13 +256,22 @@ def load_backends(force: bool = False) -> dict[str, BackendRecord]:
         elif allow is not None and name not in allow:
             record.status = "not-allowed"
             record.reason = f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
+        elif record.protocol == "callable":
+            plugins.append(record)
         else:
-            _load_one(record, ep)
+            _load_entry(record)
+    for record in plugins:
+        _load_entry(record)
     return dict(_RECORDS)
 
 
 def _discover_at_import() -> None:
     load_backends()
+
+
+def record_of(name: str) -> BackendRecord | None:
+    """What discovery found for entry point ``name`` (lower case), if anything."""
+    return _RECORDS.get(name)
 
 
 def list_backends() -> dict[str, BackendRecord]:

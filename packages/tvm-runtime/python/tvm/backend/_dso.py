@@ -1,4 +1,4 @@
-"""Loading a backend DSO: dlopen RTLD_LOCAL, ABI check, explicit registration."""
+"""Loading a backend DSO: dlopen RTLD_LOCAL, the core's ABI check, explicit registration."""
 
 from __future__ import annotations
 
@@ -28,14 +28,7 @@ LOADED: dict[str, LoadedDSO] = {}
 _HANDLES: dict[str, ctypes.CDLL] = {}  # keep the libraries referenced for the process lifetime
 
 
-def abi_compatible(backend_version: int, core_version: int) -> bool:
-    """Same major; the backend may not need a newer minor than the core provides."""
-    return (backend_version >> 16) == (core_version >> 16) and (backend_version & 0xFFFF) <= (
-        core_version & 0xFFFF
-    )
-
-
-def load_backend_dso(name: str, path: str | os.PathLike) -> ctypes.CDLL:
+def load_backend_dso(name: str, path: str | os.PathLike[str]) -> ctypes.CDLL:
     """Load and register the backend DSO at ``path``; idempotent per backend name."""
     if name in _HANDLES:
         return _HANDLES[name]
@@ -55,11 +48,13 @@ def load_backend_dso(name: str, path: str | os.PathLike) -> ctypes.CDLL:
     version_fn.restype = ctypes.c_uint32
     version_fn.argtypes = []
     backend_abi = int(version_fn())
-    if not abi_compatible(backend_abi, _core.ABI_VERSION):
-        raise BackendABIError(
-            f"built for core ABI {_core.abi_version_str(backend_abi)}, but the installed "
-            f"tvm-runtime {_core.VERSION} provides ABI {_core.abi_version_str(_core.ABI_VERSION)}"
-        )
+    try:
+        why = _core.check_backend_abi(backend_abi)
+    except _core.MissingCoreSymbolError as err:
+        raise BackendABIError(str(err)) from err
+    if why:
+        # The core's message names both ABI versions; the warning adds the fix.
+        raise BackendABIError(why)
     register_fn.restype = ctypes.c_int
     register_fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     buf = ctypes.create_string_buffer(4096)

@@ -14,6 +14,7 @@ from ._discovery import list_backends
 from ._dso import LOADED
 from ._target import detect_target_from_device
 
+_CPU = tvm_ffi.DLDeviceType.kDLCPU
 _MAX_DEVICES = 16
 _ATTRS = (
     "device_name",
@@ -72,17 +73,17 @@ def _device_info(dev: Device) -> dict[str, Any]:
     return info
 
 
-def _devices_of(device_type: int) -> tuple[list[dict[str, Any]], str]:
+def _devices_of(device_type: tvm_ffi.DLDeviceType) -> tuple[list[dict[str, Any]], str]:
     """(existing devices, driver status) of a device type."""
     status = ""
     try:
-        status = str(_ffi_api.DeviceDriverStatus(device_type))
+        status = str(_ffi_api.DeviceDriverStatus(int(device_type)))
     except Exception as err:  # noqa: BLE001
         status = str(err)
     devices = []
     # The CPU "exists" for every index; list it once.
-    for index in range(1 if device_type == 1 else _MAX_DEVICES):
-        dev = device(device_type, index)
+    for index in range(1 if device_type == _CPU else _MAX_DEVICES):
+        dev = device(int(device_type), index)
         try:
             exists = dev.exist
         except Exception as err:  # noqa: BLE001
@@ -96,7 +97,7 @@ def _devices_of(device_type: int) -> tuple[list[dict[str, Any]], str]:
 
 def collect() -> dict[str, Any]:
     """Everything the diagnostic command shows, as JSON-serialisable data."""
-    cpu_devices, _ = _devices_of(1)
+    cpu_devices, _ = _devices_of(_CPU)
     report: dict[str, Any] = {
         "core": {
             "distribution": "tvm-runtime",
@@ -118,6 +119,7 @@ def collect() -> dict[str, Any]:
             "distribution": record.distribution,
             "version": record.version,
             "entry_point": record.module,
+            "protocol": record.protocol,
             "status": record.status,
             "reason": record.reason,
             "fix": record.fix,
@@ -129,11 +131,12 @@ def collect() -> dict[str, Any]:
         if record.status == "loaded":
             entry["device_types"] = []
             for device_type in getattr(hook, "DEVICE_TYPES", ()):
+                device_type = tvm_ffi.DLDeviceType(device_type)
                 devices, status = _devices_of(device_type)
                 entry["device_types"].append(
                     {
-                        "type": device_type,
-                        "name": str(_ffi_api.DeviceTypeName(device_type)),
+                        "type": int(device_type),
+                        "name": str(_ffi_api.DeviceTypeName(int(device_type))),
                         "driver": status or "ok",
                         "devices": devices,
                     }

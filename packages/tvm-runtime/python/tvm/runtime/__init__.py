@@ -4,7 +4,7 @@
 from tvm_ffi import Object, Shape as ShapeTuple, convert
 from tvm_ffi._dtype import dtype as DataType  # noqa: N812  (apache-tvm name)
 
-from .device import Device
+from .device import Device, DeviceAttrKind
 from ._tensor import (
     Tensor,
     cpu,
@@ -41,11 +41,12 @@ from .params import (
 
 
 def __getattr__(name: str):
-    # `tvm.runtime.vm` is imported on first use so that `import tvm` stays cheap.
-    if name == "vm":
+    # `tvm.runtime.vm` and `tvm.runtime.disco` (tvm-runtime-extra) are imported on first use so
+    # that `import tvm` stays cheap.
+    if name in ("vm", "disco"):
         import importlib
 
-        return importlib.import_module(".vm", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -53,6 +54,7 @@ __all__ = [
     "BenchmarkResult",
     "DataType",
     "Device",
+    "DeviceAttrKind",
     "Module",
     "Object",
     "ShapeTuple",
@@ -62,6 +64,7 @@ __all__ = [
     "cuda",
     "device",
     "device_from_target",
+    "disco",
     "empty",
     "enabled",
     "ext_dev",

@@ -174,41 +174,49 @@ def device_from_target(target: Any, index: int | None = None) -> Device:
     return device(aliases.get(kind, kind), index or 0)
 
 
+_DL = tvm_ffi.DLDeviceType
+# Plain ints: the constructors below are on hot paths, and tvm_ffi.device() takes an int faster
+# than an enum member.
+_CPU, _CUDA, _OPENCL, _VULKAN = int(_DL.kDLCPU), int(_DL.kDLCUDA), int(_DL.kDLOpenCL), int(_DL.kDLVulkan)
+_METAL, _VPI, _ROCM, _EXT_DEV = int(_DL.kDLMetal), int(_DL.kDLVPI), int(_DL.kDLROCM), int(_DL.kDLExtDev)
+_WEBGPU, _HEXAGON = int(_DL.kDLWebGPU), int(_DL.kDLHexagon)
+
+
 def cpu(dev_id: int = 0) -> Device:
-    return device(1, dev_id)
+    return device(_CPU, dev_id)
 
 
 def cuda(dev_id: int = 0) -> Device:
-    return device(2, dev_id)
+    return device(_CUDA, dev_id)
 
 
 def opencl(dev_id: int = 0) -> Device:
-    return device(4, dev_id)
+    return device(_OPENCL, dev_id)
 
 
 def vulkan(dev_id: int = 0) -> Device:
-    return device(7, dev_id)
+    return device(_VULKAN, dev_id)
 
 
 def metal(dev_id: int = 0) -> Device:
-    return device(8, dev_id)
+    return device(_METAL, dev_id)
 
 
 def vpi(dev_id: int = 0) -> Device:
-    return device(9, dev_id)
+    return device(_VPI, dev_id)
 
 
 def rocm(dev_id: int = 0) -> Device:
-    return device(10, dev_id)
+    return device(_ROCM, dev_id)
 
 
 def ext_dev(dev_id: int = 0) -> Device:
-    return device(12, dev_id)
+    return device(_EXT_DEV, dev_id)
 
 
 def webgpu(dev_id: int = 0) -> Device:
-    return device(15, dev_id)
+    return device(_WEBGPU, dev_id)
 
 
 def hexagon(dev_id: int = 0) -> Device:
-    return device(16, dev_id)
+    return device(_HEXAGON, dev_id)

@@ -1,7 +1,8 @@
 """tvm-runtime-cuda: the CUDA backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no CUDA library: the core's discovery calls
-``register()``, which loads ``libtvm_runtime_cuda.so``.  The NVIDIA driver (``libcuda.so.1``, or
+Importing this module is cheap and touches no CUDA library: the core's discovery (or
+``tvm.backend.loader.load("cuda")``) calls ``register_backend()``, which loads
+``libtvm_runtime_cuda.so`` and registers the target detector.  The NVIDIA driver (``libcuda.so.1``, or
 ``$TVM_CUDA_DRIVER_LIBRARY``) is opened when a device is first used, and NVRTC only when an
 artifact that holds CUDA C++ source first runs (``pip install "tvm-runtime-cuda[nvrtc]"``).
 
@@ -22,8 +23,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tvm.backend import _hook
-from tvm.backend._dso import load_backend_dso
+try:
+    from tvm.backend import hook_api
+except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
+    raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
 
 from ._event import Event
 from ._ffi import cuda_global as _global
@@ -31,23 +34,28 @@ from ._nvrtc import LOCATOR_GLOBAL, locate_nvrtc
 
 _DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_cuda.so")
 
-# kDLCUDA device memory, and kDLCUDAHost page-locked host memory.
-DEVICE_TYPES = (2, 3)
-_CUDA = 2
+_CUDA = hook_api.DeviceType.kDLCUDA
+# Device memory and page-locked host memory: the device types the DSO registers.
+DEVICE_TYPES = (_CUDA, hook_api.DeviceType.kDLCUDAHost)
 
 
-def register() -> None:
-    """Load and register the CUDA backend; raises with the reason on failure."""
+def register_backend() -> None:
+    """Load and register the CUDA backend and its target detector; raises the reason on failure."""
     import tvm_ffi
 
-    load_backend_dso("cuda", _DSO)
+    hook_api.load_backend_dso("cuda", _DSO)
     # Called by the C++ side on the first source compile, never before.
     tvm_ffi.register_global_func(LOCATOR_GLOBAL, locate_nvrtc, override=True)
+    hook_api.register_device_target_detector("cuda", detect_target)
+
+
+# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
+register = register_backend
 
 
 def driver_status() -> str:
     """Why CUDA is unusable (what is missing and how to fix it), or "" when it works."""
-    return _hook.driver_status(_CUDA)
+    return hook_api.driver_status(_CUDA)
 
 
 def driver_info() -> dict[str, Any]:
@@ -59,7 +67,7 @@ def detect_target(dev: Any) -> dict[str, Any]:
     """The target config to pass to the TVM compiler (``tvm.target.Target(cfg)``) for ``dev``."""
     if dev.dlpack_device_type() != _CUDA:
         raise ValueError(f"cannot detect a CUDA target for {dev}: not a CUDA device")
-    _hook.require_device(dev)
+    hook_api.require_device(dev)
     import tvm_ffi
 
     prop = tvm_ffi.get_global_func("runtime.GetDeviceTargetProperty")
@@ -138,4 +146,5 @@ __all__ = [
     "locate_nvrtc",
     "nvrtc_info",
     "register",
+    "register_backend",
 ]

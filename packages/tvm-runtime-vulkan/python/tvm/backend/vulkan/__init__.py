@@ -1,8 +1,9 @@
 """tvm-runtime-vulkan: the Vulkan backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no Vulkan driver: the core's discovery calls
-``register()``, which loads ``libtvm_runtime_vulkan.so``; the Vulkan loader (``libvulkan.so.1``,
-or ``$TVM_VULKAN_LIBRARY``) is opened only when a device is first used.
+Importing this module is cheap and touches no Vulkan driver: the core's discovery (or
+``tvm.backend.loader.load("vulkan")``) calls ``register_backend()``, which loads
+``libtvm_runtime_vulkan.so`` and registers the target detector; the Vulkan loader
+(``libvulkan.so.1``, or ``$TVM_VULKAN_LIBRARY``) is opened only when a device is first used.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tvm.backend import _hook
-from tvm.backend._dso import load_backend_dso
+try:
+    from tvm.backend import hook_api
+except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
+    raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
 
 _DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_vulkan.so")
 
-DEVICE_TYPES = (7,)
+DEVICE_TYPES = (hook_api.DeviceType.kDLVulkan,)
 
 # Target properties apache-tvm's Vulkan target kind accepts, as reported by the device
 # (the keys a target built with `-from_device` gets), in the order the target kind lists them.
@@ -55,14 +58,19 @@ TARGET_PROPERTIES = (
 )
 
 
-def register() -> None:
-    """Load and register the Vulkan backend; raises with the reason on failure."""
-    load_backend_dso("vulkan", _DSO)
+def register_backend() -> None:
+    """Load and register the Vulkan backend and its target detector; raises the reason on failure."""
+    hook_api.load_backend_dso("vulkan", _DSO)
+    hook_api.register_device_target_detector("vulkan", detect_target)
+
+
+# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
+register = register_backend
 
 
 def driver_status() -> str:
     """Why Vulkan is unusable (what is missing and how to fix it), or "" when it works."""
-    return _hook.driver_status(7)
+    return hook_api.driver_status(hook_api.DeviceType.kDLVulkan)
 
 
 def get_target_property(dev: Any, key: str) -> Any:
@@ -79,7 +87,7 @@ def detect_target(dev: Any) -> dict[str, Any]:
     ``supports_float16`` and ``supports_16bit_buffer``, limits such as ``max_num_threads`` and
     ``max_push_constants_size``, and the device identity), i.e. what ``-from_device`` would fill in.
     """
-    _hook.require_device(dev)
+    hook_api.require_device(dev)
     target: dict[str, Any] = {"kind": "vulkan"}
     for key in TARGET_PROPERTIES:
         value = get_target_property(dev, key)
@@ -116,5 +124,6 @@ __all__ = [
     "device_stats",
     "get_target_property",
     "register",
+    "register_backend",
     "validation_messages",
 ]

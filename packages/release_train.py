@@ -1,0 +1,359 @@
+"""The release train: every distribution of this repository, read from its own pyproject.toml.
+
+Each package declares itself once, in ``[tool.tvm-runtime]`` of ``packages/<dist>/pyproject.toml``::
+
+    [tool.tvm-runtime]
+    role = "backend"                   # "core" | "backend" | "meta"
+    device-types = ["kDLOpenCL"]       # tvm_ffi.DLDeviceType member names the backend serves
+    module-kinds = ["opencl"]          # ffi.Module.load_from_bytes.<kind> loaders it registers
+    vendor-libraries = ["libOpenCL"]   # SONAME prefixes it dlopens: never linked, never bundled
+    global-functions = []              # global functions it registers ("a.b.*": a family); the
+                                       # core's "cannot find function" errors name the wheel
+    extras = { opencl = "" }           # extra of tvm / tvm-runtime -> extras of this distribution
+
+Everything that used to list the backends by hand derives from these declarations: the build
+order and auditwheel excludes (nox, ci/build_wheels.py), the release matrix, the wheel checks,
+the extras of ``tvm-runtime`` and ``tvm`` (``sync`` writes them, ``check`` fails when they are
+stale), and the core's table of which wheel serves what (``cxx``, run by the core's CMake build).
+
+Versioning (README, "Versioning policy"): the C boundary's version ABI M.m lives in
+``src/include/tvm_runtime/c_api.h``; the core's distribution version is ``0.M.p`` (an ABI major
+bump is a new core minor), and the core's declaration records the first core release of every ABI
+minor (``abi-introduced``).  Each backend requires ``tvm-runtime>=<first release with the ABI it
+was built against>,<0.(M+1)`` at build and at run time; ``check`` verifies all of it, ``sync``
+writes it.
+
+Usage::
+
+    python packages/release_train.py list           # one line per distribution
+    python packages/release_train.py check          # extras and pins up to date? (lint runs this)
+    python packages/release_train.py sync           # rewrite them
+    python packages/release_train.py cxx OUT.inc    # the core's generated C++ table
+    python packages/release_train.py json           # everything, for scripts and workflows
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # scikit-build-core depends on tomli below 3.11, so build environments have it
+    import tomli as tomllib
+
+PACKAGES = Path(__file__).resolve().parent
+CORE = "tvm-runtime"
+META = "tvm"
+ROLES = ("core", "backend", "meta")
+# Never grafted into a wheel whatever the declarations say: tvm-ffi and the core must exist once
+# per process (two tvm-ffi registries in one process abort at import).
+ALWAYS_EXCLUDED = ("libtvm_ffi.so", "libtvm_runtime.so")
+
+
+@dataclass(frozen=True)
+class Package:
+    """One distribution of the release train, as its pyproject.toml declares it."""
+
+    distribution: str
+    version: str
+    role: str
+    directory: Path
+    device_types: tuple[str, ...] = ()
+    module_kinds: tuple[str, ...] = ()
+    vendor_libraries: tuple[str, ...] = ()
+    global_functions: tuple[str, ...] = ()
+    extras: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """Backend name: hook ``tvm.backend.<name>``, DSO ``libtvm_runtime_<name>.so``."""
+        return self.distribution.removeprefix(f"{CORE}-") if self.role == "backend" else ""
+
+    def requirement(self, extra: str) -> str:
+        """The pinned requirement an extra of the core or meta-package resolves to."""
+        own = self.extras[extra]
+        return f"{self.distribution}{f'[{own}]' if own else ''}=={self.version}"
+
+
+C_API = PACKAGES.parent / "src" / "include" / "tvm_runtime" / "c_api.h"
+
+
+def abi_version() -> tuple[int, int]:
+    """(major, minor) of the C boundary, as c_api.h defines it."""
+    text = C_API.read_text(encoding="utf-8")
+    found = {
+        part: int(m.group(1))
+        for part in ("MAJOR", "MINOR")
+        if (m := re.search(rf"#define TVM_RUNTIME_ABI_VERSION_{part} (\d+)", text))
+    }
+    if set(found) != {"MAJOR", "MINOR"}:
+        raise ValueError(f"{C_API}: TVM_RUNTIME_ABI_VERSION_MAJOR/MINOR not found")
+    return found["MAJOR"], found["MINOR"]
+
+
+def _core_declaration() -> dict:
+    data = tomllib.loads((PACKAGES / CORE / "pyproject.toml").read_text(encoding="utf-8"))
+    return data["tool"]["tvm-runtime"]
+
+
+def core_requirement() -> str:
+    """What every backend requires of the core: the ABI it builds against, up to the next major."""
+    major, minor = abi_version()
+    introduced = _core_declaration().get("abi-introduced", {})
+    first = introduced.get(f"{major}.{minor}")
+    if first is None:
+        raise ValueError(
+            f"ABI {major}.{minor} (c_api.h) has no entry in abi-introduced of "
+            f"packages/{CORE}/pyproject.toml: record the first core version that provides it"
+        )
+    return f"{CORE}>={first},<0.{major + 1}"
+
+
+def policy_errors() -> list[str]:
+    """Violations of the versioning policy that `sync` cannot fix by itself."""
+    major, _ = abi_version()
+    errors = []
+    core_minor = core().version.split(".")[1]
+    if core_minor != str(major):
+        errors.append(
+            f"the core is version {core().version} but the ABI major is {major}: "
+            f"an ABI major bump needs core version 0.{major}.0"
+        )
+    try:
+        core_requirement()
+    except ValueError as err:
+        errors.append(str(err))
+    return errors
+
+
+def _load(directory: Path) -> Package | None:
+    pyproject = directory / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    decl = data.get("tool", {}).get("tvm-runtime")
+    if decl is None:
+        return None
+    project = data["project"]
+    role = decl.get("role")
+    if role not in ROLES:
+        raise ValueError(f"{pyproject}: [tool.tvm-runtime] role must be one of {ROLES}, not {role!r}")
+    package = Package(
+        distribution=project["name"],
+        version=project["version"],
+        role=role,
+        directory=directory,
+        device_types=tuple(decl.get("device-types", ())),
+        module_kinds=tuple(decl.get("module-kinds", ())),
+        vendor_libraries=tuple(decl.get("vendor-libraries", ())),
+        global_functions=tuple(decl.get("global-functions", ())),
+        extras=dict(decl.get("extras", {})),
+    )
+    if role == "backend":
+        expected = project.get("entry-points", {}).get("tvm.backends", {})
+        if expected.get(package.name) != f"tvm.backend.{package.name}":
+            raise ValueError(
+                f"{pyproject}: a backend must declare the entry point "
+                f'[project.entry-points."tvm.backends"] {package.name} = "tvm.backend.{package.name}"'
+            )
+    return package
+
+
+def packages() -> list[Package]:
+    """Every declared distribution: the core first, backends by name, the meta-package last."""
+    found = [p for d in sorted(PACKAGES.iterdir()) if d.is_dir() and (p := _load(d)) is not None]
+    order = {"core": 0, "backend": 1, "meta": 2}
+    found.sort(key=lambda p: (order[p.role], p.distribution))
+    roles = [p.role for p in found]
+    if roles.count("core") != 1 or roles.count("meta") != 1:
+        raise ValueError(f"expected exactly one core and one meta package under {PACKAGES}, got {roles}")
+    return found
+
+
+def backends() -> list[Package]:
+    return [p for p in packages() if p.role == "backend"]
+
+
+def core() -> Package:
+    return next(p for p in packages() if p.role == "core")
+
+
+def build_order() -> list[Path]:
+    """Package directories in build order: backends build against the core built just before."""
+    return [p.directory for p in packages()]
+
+
+def vendor_library_prefixes() -> tuple[str, ...]:
+    return tuple(sorted({lib for p in backends() for lib in p.vendor_libraries}))
+
+
+def repair_excludes() -> list[str]:
+    """SONAMEs auditwheel must never graft: tvm-ffi, the core and every vendor driver."""
+    vendors = [lib if ".so" in lib else f"{lib}.so*" for lib in vendor_library_prefixes()]
+    return [*ALWAYS_EXCLUDED, *vendors]
+
+
+def extras() -> dict[str, list[str]]:
+    """Extras of the core and the meta-package: one per backend extra, plus ``all``."""
+    result: dict[str, list[str]] = {}
+    for package in backends():
+        for extra in package.extras:
+            if extra in result:
+                raise ValueError(f"extra [{extra}] is declared by two packages")
+            result[extra] = [package.requirement(extra)]
+    # `all`: every backend once, each with its first (default) extra.
+    result["all"] = [p.requirement(next(iter(p.extras))) for p in backends() if p.extras]
+    return result
+
+
+# ---- generated blocks of the core's and the meta-package's pyproject.toml ---------------------
+
+_BEGIN = "# BEGIN generated by packages/release_train.py sync: edit the declarations, not this block"
+_END = "# END generated"
+
+
+def _extras_block(pin_core: bool) -> str:
+    lines = [_BEGIN]
+    if pin_core:
+        lines.append(f'dependencies = ["{CORE}=={core().version}"]')
+    lines.append("")
+    lines.append("[project.optional-dependencies]")
+    for extra, requirements in extras().items():
+        rendered = ", ".join(f'"{r}"' for r in requirements)
+        lines.append(f"{extra} = [{rendered}]")
+    lines.append(_END)
+    return "\n".join(lines)
+
+
+def _with_block(text: str, block: str, path: Path) -> str:
+    pattern = re.compile(re.escape(_BEGIN) + r".*?" + re.escape(_END), re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"{path}: no generated block (a line starting with {_BEGIN!r})")
+    return pattern.sub(lambda _: block, text, count=1)
+
+
+_CORE_PIN = re.compile(r'"tvm-runtime(?:>=|==)[^"]*"')
+
+
+def _generated_files() -> dict[Path, str]:
+    """pyproject.toml path -> the text it must have."""
+    result = {}
+    for package in packages():
+        path = package.directory / "pyproject.toml"
+        text = path.read_text(encoding="utf-8")
+        if package.role in ("core", "meta"):
+            result[path] = _with_block(text, _extras_block(pin_core=package.role == "meta"), path)
+        elif package.role == "backend":
+            # Build requirement and run-time dependency alike: the ABI range of the policy.
+            result[path] = _CORE_PIN.sub(f'"{core_requirement()}"', text)
+    return result
+
+
+def stale_files() -> list[Path]:
+    return [path for path, text in _generated_files().items() if path.read_text(encoding="utf-8") != text]
+
+
+def sync() -> list[Path]:
+    changed = stale_files()
+    for path, text in _generated_files().items():
+        if path in changed:
+            path.write_text(text, encoding="utf-8")
+    return changed
+
+
+# ---- the core's C++ table ---------------------------------------------------------------------
+
+
+def _cxx_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string of ASCII text is a valid C++ string literal
+
+
+def cxx_table() -> str:
+    """Entries of ``src/core/release_train.h``'s tables (an .inc included by the core)."""
+    out = [
+        "// Generated from packages/*/pyproject.toml by packages/release_train.py: do not edit.",
+        "// clang-format off",
+        "#define TVM_RUNTIME_RELEASE_TRAIN_DEVICE_OWNERS \\",
+    ]
+    out += [
+        f"  {{{dt}, {_cxx_string(p.distribution)}, {_cxx_string(p.name)}}}, \\"
+        for p in backends()
+        for dt in p.device_types
+    ]
+    out.append("")
+    out.append("#define TVM_RUNTIME_RELEASE_TRAIN_MODULE_KINDS \\")
+    out += [
+        f"  {{{_cxx_string(kind)}, {_cxx_string(p.distribution)}, "
+        f"{p.device_types[0] if p.device_types else 'kDLCPU'}}}, \\"
+        for p in backends()
+        for kind in p.module_kinds
+    ]
+    out.append("")
+    out.append("#define TVM_RUNTIME_RELEASE_TRAIN_GLOBAL_FUNCTIONS \\")
+    out += [
+        f"  {{{_cxx_string(pattern)}, {_cxx_string(p.distribution)}}}, \\"
+        for p in backends()
+        for pattern in p.global_functions
+    ]
+    out.append("")
+    out.append("// clang-format on")
+    return "\n".join(out) + "\n"
+
+
+def as_json() -> dict:
+    def encode(p: Package) -> dict:
+        d = asdict(p)
+        d["directory"] = str(p.directory.relative_to(PACKAGES.parent))
+        d["name"] = p.name
+        return d
+
+    return {
+        "packages": [encode(p) for p in packages()],
+        "repair_excludes": repair_excludes(),
+        "vendor_library_prefixes": list(vendor_library_prefixes()),
+        "extras": extras(),
+        "abi_version": "{}.{}".format(*abi_version()),
+        "core_requirement": core_requirement(),
+    }
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "list"
+    if command == "list":
+        for p in packages():
+            print(f"{p.role:8} {p.distribution:22} {p.version:8} {p.directory.relative_to(PACKAGES.parent)}")
+    elif command == "json":
+        print(json.dumps(as_json(), indent=2))
+    elif command == "cxx" and len(argv) == 2:
+        target = Path(argv[1])
+        text = cxx_table()
+        # Rewrite only on change, so CMake does not rebuild the core on every configure.
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    elif command == "check":
+        stale = stale_files()
+        for path in stale:
+            print(
+                f"{path}: extras or core pins are stale; run `python packages/release_train.py sync`",
+                file=sys.stderr,
+            )
+        errors = policy_errors()
+        for error in errors:
+            print(f"versioning policy: {error}", file=sys.stderr)
+        return 1 if stale or errors else 0
+    elif command == "sync":
+        for path in sync():
+            print(f"rewrote {path}")
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

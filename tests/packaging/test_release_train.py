@@ -1,0 +1,88 @@
+"""The one declaration of the backends (packages/*/pyproject.toml [tool.tvm-runtime]) feeds
+everything: the extras, the core's pins, the wheel checks and the core's own C++ table."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tvm_ffi
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "packages"))
+import release_train  # noqa: E402
+
+
+def test_declarations_are_consistent_and_generated_files_fresh():
+    assert release_train.stale_files() == []
+    assert release_train.policy_errors() == []
+    names = [p.name for p in release_train.backends()]
+    assert {"opencl", "vulkan", "cuda"} <= set(names)
+    assert release_train.build_order()[0].name == "tvm-runtime"
+    assert release_train.build_order()[-1].name == "tvm"
+
+
+def test_device_types_are_tvm_ffi_enum_members():
+    for package in release_train.backends():
+        for name in package.device_types:
+            assert name in tvm_ffi.DLDeviceType.__members__, (package.distribution, name)
+
+
+def test_installed_core_carries_the_release_train_extras():
+    """`pip install "tvm-runtime[opencl,vulkan,cuda]"` works from the core wheel itself."""
+    dist = md.distribution("tvm-runtime")
+    provided = set(dist.metadata.get_all("Provides-Extra") or [])
+    requires = dist.requires or []
+    for extra, requirements in release_train.extras().items():
+        assert extra in provided, extra
+        for requirement in requirements:
+            assert any(r.replace(" ", "").startswith(requirement) and extra in r for r in requires), (
+                extra,
+                requirement,
+                requires,
+            )
+
+
+def _specifiers(requirement: str) -> set[str]:
+    return set(requirement.replace(" ", "").removeprefix("tvm-runtime").split(","))
+
+
+@pytest.mark.parametrize("package", release_train.backends(), ids=lambda p: p.name)
+def test_installed_backend_requires_the_policys_core_range(package):
+    requires = md.distribution(package.distribution).requires or []
+    # The name ends where the specifiers, extras or markers begin ("tvm-runtime<0.2,>=0.1.0").
+    core_pins = [r for r in requires if re.split(r"[<>=!~;\[ (]", r, maxsplit=1)[0] == "tvm-runtime"]
+    assert [_specifiers(r) for r in core_pins] == [_specifiers(release_train.core_requirement())]
+
+
+def test_core_table_is_generated_from_the_declarations():
+    import tvm  # noqa: F401  (loads the core)
+
+    distribution_for = tvm_ffi.get_global_func("runtime.DistributionForDevice")
+    for package in release_train.backends():
+        for name in package.device_types:
+            assert str(distribution_for(int(tvm_ffi.DLDeviceType[name]))) == package.distribution
+    assert str(distribution_for(int(tvm_ffi.DLDeviceType.kDLCPU))) == "tvm-runtime"
+
+
+def _config(flag: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "tvm.config", flag], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout.strip()
+
+
+def test_sdk_locator_points_at_the_installed_cmake_package():
+    import tvm
+
+    cmake_dir = Path(_config("--cmakedir"))
+    assert cmake_dir.is_relative_to(Path(tvm.__path__[0]))
+    for name in ("tvm_runtime-config.cmake", "tvm-config.cmake", "TVMRuntimeBackend.cmake"):
+        assert (cmake_dir / name).is_file(), name
+    assert (Path(_config("--includedir")) / "tvm_runtime" / "c_api.h").is_file()
+    assert (Path(_config("--libdir")) / "libtvm_runtime.so").is_file()
+    assert _config("--abi-version") == "{}.{}".format(*release_train.abi_version())
