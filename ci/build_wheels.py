@@ -203,9 +203,13 @@ class Build:
         _run([*cmd, str(wheel)], env=self.env)
 
 
-def _remove_old_wheels(out: Path, arch: str) -> None:
+def _remove_old_wheels(out: Path, arch: str, packages: list[Path]) -> None:
+    """Remove the wheels of ``packages`` for ``arch`` (others stay: an --only rebuild keeps a
+    complete wheelhouse)."""
+    prefixes = {f"{release_train.package_at(p).distribution.replace('-', '_')}-" for p in packages}
     for wheel in out.glob("*.whl"):
-        if wheel.stem.endswith(f"_{arch}") or wheel.stem.endswith("-any"):
+        ours = any(wheel.name.startswith(prefix) for prefix in prefixes)
+        if ours and (wheel.stem.endswith(f"_{arch}") or wheel.stem.endswith("-any")):
             wheel.unlink()
 
 
@@ -228,14 +232,14 @@ def build_all(
     """Build, repair and check the wheels for one architecture; returns seconds per step."""
     _require_modules(toolchain)
     out.mkdir(parents=True, exist_ok=True)
-    _remove_old_wheels(out, arch)
+    natives, meta = _selected(only)
+    _remove_old_wheels(out, arch, [*natives, meta])
     build = Build(out, arch, toolchain, jobs)
     times: dict[str, float] = {}
 
     start = time.monotonic()
     build.prepare_site()
     times["target site-packages"] = time.monotonic() - start
-    natives, meta = _selected(only)
     for package in natives:
         start = time.monotonic()
         wheel = build.build(package)

@@ -174,6 +174,14 @@ def packages() -> list[Package]:
     return found
 
 
+def package_at(directory: Path) -> Package:
+    """The declared distribution whose folder is ``directory``."""
+    found = [p for p in packages() if p.directory == Path(directory).resolve()]
+    if not found:
+        raise ValueError(f"{directory} is not a declared package folder under {PACKAGES}")
+    return found[0]
+
+
 def backends() -> list[Package]:
     return [p for p in packages() if p.role == "backend"]
 

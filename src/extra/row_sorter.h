@@ -5,7 +5,8 @@
  * index order already breaks ties by index, and it is several times faster than a comparison
  * sort for the 10^5..10^7-element rows models sort.  Short rows and partial selections (top-k)
  * use std::sort / std::nth_element with the (key, index) comparison, a total order, so the result
- * is exactly the stable one.  One RowSorter per thread: it owns its scratch buffers.
+ * is exactly the stable one; a small k keeps an ordered prefix instead (InsertionSelect).  One
+ * RowSorter per thread: it owns its scratch buffers.
  */
 #ifndef TVM_RUNTIME_EXTRA_ROW_SORTER_H_
 #define TVM_RUNTIME_EXTRA_ROW_SORTER_H_
@@ -82,6 +83,7 @@ class RowSorter {
   const KeyIndex<K>* SelectFirst(int64_t k) {
     int64_t n = static_cast<int64_t>(entries_.size());
     if (k >= n || (n >= kRadixThreshold && k * 4 >= n)) return SortAll();
+    if (k >= 1 && k <= kInsertionMaxK) return InsertionSelect(k);
     auto mid = entries_.begin() + k;
     std::nth_element(entries_.begin(), mid, entries_.end(), KeyIndexLess<K>);
     std::sort(entries_.begin(), mid, KeyIndexLess<K>);
@@ -90,6 +92,30 @@ class RowSorter {
   }
 
  private:
+  // Up to this k, top-k keeps the k best entries in order at the front and lets each later entry
+  // in only if it beats the current k-th (one comparison for most entries, the way classifier
+  // heads and samplers use it: k of 1..32 out of 10^2..10^5).
+  static constexpr int64_t kInsertionMaxK = 32;
+
+  const KeyIndex<K>* InsertionSelect(int64_t k) {
+    KeyIndex<K>* e = entries_.data();
+    int64_t n = static_cast<int64_t>(entries_.size());
+    for (int64_t i = 1; i < n; ++i) {
+      KeyIndex<K> x = e[i];
+      int64_t end = std::min(i, k);  // the ordered prefix e[0, end) holds the best so far
+      if (end == k && !KeyIndexLess(x, e[k - 1])) continue;
+      // Later entries have larger indices, so an equal key never overtakes: the order is stable.
+      int64_t j = end == k ? k - 1 : end;
+      while (j > 0 && KeyIndexLess(x, e[j - 1])) {
+        e[j] = e[j - 1];
+        --j;
+      }
+      e[j] = x;
+    }
+    sorted_ = e;
+    return sorted_;
+  }
+
   // 11-bit digits for wide keys (3 passes for 32 bits instead of 4), bytes for narrow ones.
   static constexpr int kDigitBits = sizeof(K) >= 4 ? 11 : 8;
   static constexpr int kPasses = (static_cast<int>(sizeof(K)) * 8 + kDigitBits - 1) / kDigitBits;

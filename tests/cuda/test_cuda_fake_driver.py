@@ -453,11 +453,22 @@ def test_time_evaluator(fake):
             """
         clear()
         res = mod.time_evaluator("dyn", dev, number=3, repeat=2)(buf, 1, 32, 0)
-        result(n=len(res.results), launches=len(parse_log(log(), "launch")), syncs=log().count("stream_sync"))
+        result(
+            results=list(res.results),
+            launches=len(parse_log(log(), "launch")),
+            syncs=log().count("stream_sync"),
+            records=log().count("event_record"),
+            timing_events=log().count("event_create") - log().count("flags=2"),
+        )
         """
         ),
     )
-    assert r["n"] == 2 and r["launches"] == 1 + 2 * 3 and r["syncs"] >= 3
+    assert len(r["results"]) == 2 and r["launches"] == 1 + 2 * 3 and r["syncs"] >= 2
+    # Rounds are timed on the device (runtime.timer.cuda): two timing events, a start and a stop
+    # record per round; the fake driver's clock advances 1.25 ms per record, so each round is
+    # 1.25 ms for 3 calls.
+    assert r["timing_events"] == 2 and r["records"] == 2 * 2, r
+    assert r["results"] == pytest.approx([1.25e-3 / 3] * 2, rel=1e-6), r
 
 
 # ------------------------------------------------------------------------ real artifacts

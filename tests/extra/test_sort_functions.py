@@ -129,7 +129,10 @@ def test_concurrent_calls_from_python_threads():
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8", "int8"])
 @pytest.mark.parametrize("largest", [True, False], ids=["largest", "smallest"])
-@pytest.mark.parametrize("k", [1, 5, 0, -1], ids=["k1", "k5", "k0_all", "kneg_all"])
+# k up to 32 keeps an ordered prefix (row_sorter.h InsertionSelect), 33 selects with nth_element.
+@pytest.mark.parametrize(
+    "k", [1, 5, 32, 33, 0, -1], ids=["k1", "k5", "k32_prefix", "k33_select", "k0_all", "kneg_all"]
+)
 def test_topk_both(dtype, largest, k):
     x = with_ties(np.random.default_rng(k + 7), (6, 40), dtype)
     values_ref, indices_ref = topk_reference(x, k, -1, largest)

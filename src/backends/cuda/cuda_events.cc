@@ -1,13 +1,17 @@
 /*
  * CUDA events as plain integer handles for Python: GPU-side timing of work on a stream, which
- * host timers cannot measure without synchronising around every launch.
+ * host timers cannot measure without synchronising around every launch.  The same events time
+ * the rounds of the core's time evaluator (runtime.timer.cuda, the contract in c_api.h 4b).
  */
 #include <tvm/ffi/any.h>
+#include <tvm/ffi/device.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "cuda_error.h"
 #include "cuda_globals.h"
@@ -63,6 +67,42 @@ void EventDestroy(int64_t event) {
   CheckCu(CudaRuntime::Global().api().EventDestroy(AsEvent(event)), "cuEventDestroy");
 }
 
+/* The start/stop event pair of one device timer, destroyed with the last copy of the timer. */
+struct TimerEvents {
+  int32_t device_id = 0;
+  int64_t start = 0;
+  int64_t stop = 0;
+  ~TimerEvents() {
+    const CuApi& api = CudaRuntime::Global().api();
+    if (start != 0) api.EventDestroy(AsEvent(start));  // a destructor reports nothing
+    if (stop != 0) api.EventDestroy(AsEvent(stop));
+  }
+};
+
+/* runtime.timer.cuda: the time evaluator's rounds measured on the GPU between two events on the
+ * device's current stream, so the host's launch overhead between kernels is not counted. */
+::tvm::ffi::Function MakeDeviceTimer(DLDevice dev) {
+  auto events = std::make_shared<TimerEvents>();
+  events->device_id = dev.device_id;
+  events->start = EventCreate(dev.device_id, /*timing=*/true);
+  events->stop = EventCreate(dev.device_id, /*timing=*/true);
+  return ::tvm::ffi::Function::FromTyped([events](const ::tvm::ffi::String& action) -> int64_t {
+    if (action == "start") {
+      EventRecord(events->start, events->device_id, AnyView());
+      return 0;
+    }
+    if (action == "stop") {
+      EventRecord(events->stop, events->device_id, AnyView());
+      return 0;
+    }
+    if (action == "elapsed_ns") {
+      return static_cast<int64_t>(EventElapsedMs(events->start, events->stop) * 1e6);
+    }
+    backend::ThrowError("ValueError", "runtime.timer.cuda: unknown action '" + std::string(action) +
+                                          "' (start, stop, elapsed_ns)");
+  });
+}
+
 }  // namespace
 
 void RegisterEventGlobals() {
@@ -71,7 +111,8 @@ void RegisterEventGlobals() {
       .def("tvm_runtime.cuda.event_record", EventRecord)
       .def("tvm_runtime.cuda.event_synchronize", EventSynchronize)
       .def("tvm_runtime.cuda.event_elapsed_ms", EventElapsedMs)
-      .def("tvm_runtime.cuda.event_destroy", EventDestroy);
+      .def("tvm_runtime.cuda.event_destroy", EventDestroy)
+      .def("runtime.timer.cuda", MakeDeviceTimer);
 }
 
 }  // namespace cuda

@@ -43,13 +43,14 @@ extern "C" {
  * History:
  *   1.0  initial contract.
  *   1.1  TVMRuntimeCheckBackendABI exported by the core; TVMRuntimeABICompatible inline rule.
+ *   1.2  runtime.timer.<device name>: optional device timers for the time evaluator (4a).
  */
 /* Predefining the major (-DTVM_RUNTIME_ABI_VERSION_MAJOR=2) is for the version-skew tests only:
  * they build wheels of a pretend next ABI to prove that both sides refuse a mismatched pair. */
 #ifndef TVM_RUNTIME_ABI_VERSION_MAJOR
 #define TVM_RUNTIME_ABI_VERSION_MAJOR 1
 #endif
-#define TVM_RUNTIME_ABI_VERSION_MINOR 1
+#define TVM_RUNTIME_ABI_VERSION_MINOR 2
 #define TVM_RUNTIME_ABI_VERSION \
   ((uint32_t)((TVM_RUNTIME_ABI_VERSION_MAJOR << 16) | TVM_RUNTIME_ABI_VERSION_MINOR))
 
@@ -219,6 +220,11 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       "vulkan", "cuda").  tvm-ffi calls it while loading a library; the core pre-registers a
  *       placeholder for every declared kind that tells the user which wheel to install, and the
  *       backend's registration replaces it (tvm_runtime/backend/device_module.h).
+ *   runtime.timer.<device name>   (Device dev) -> Function timer               since 1.2
+ *       Optional (apache-tvm 0.27 has the same hook).  When registered, the core's time
+ *       evaluator (runtime.RPCTimeEvaluator) times each round on the device: timer("start"),
+ *       the calls, timer("stop"), then timer("elapsed_ns") -> int, which waits for the stop.
+ *       Without it a round is timed on the host clock between two stream_sync calls.
  *
  * 4b. Registered by the core, relied on by the Python hooks of the backend wheels
  *     (tvm.backend.<name>) and the loader in tvm.backend:
