@@ -152,3 +152,14 @@ def run_header(benchmark: str, t_begin: float, load_before: Sequence[float], mac
             "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
         },
     }
+
+
+def publish(results: dict[str, Any], out: Path, markdown: Path | None, rendered: str) -> None:
+    """Write the JSON results and (optionally) the rendered markdown table, and print the table."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    log(f"wrote {out}")
+    if markdown:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(rendered)
+    print(rendered)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, ratio_targets, run_child, run_header
+from _harness import child_env, last_line, log, publish, ratio_targets, run_child, run_header
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -247,14 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    log(f"wrote {args.out}")
-    md = render_markdown(results)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(md)
-    print(md)
+    publish(results, args.out, args.markdown, render_markdown(results))
     return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
 
 
