@@ -6,6 +6,9 @@
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
     nox -s lint    ruff + clang-format
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
+    nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
+    nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
+    nox -s stress  many-thread stress of every device, bounded: `nox -s stress -- 120` -> results/stress.md
 
 Set TVM_REUSE_WHEELHOUSE=1 to skip rebuilding when dist/wheelhouse is already complete.
 """
@@ -59,6 +62,11 @@ NVRTC_CU12_DEPS = [
     "nvidia-cuda-runtime-cu12>=12.4,<13",
     "nvidia-cuda-cccl-cu12>=12.4,<13",
 ]
+# The CPU machines here pin these two (a matching pair; PyPI's newest torch would be a CUDA build).
+TORCHVISION = ["torch==2.14.1", "torchvision==0.29.1"]
+# What `tvm-runtime-webgpu[wgpu]` pulls in (wgpu-native ships in the `wgpu` package), installed
+# from the index before our wheels for the same reason.
+WGPU_DEPS = ["wgpu>=0.32,<0.33"]
 
 
 def _install_system_deps(session: nox.Session, *extra: str) -> None:
@@ -88,6 +96,8 @@ def _install_ours(session: nox.Session, extras: str = "all") -> None:
     session.install(TVM_FFI, "numpy")
     if extras in ("all", "cuda"):
         session.install(*NVRTC_DEPS)
+    if extras in ("all", "webgpu"):
+        session.install(*WGPU_DEPS)
     target = f"tvm[{extras}]" if extras else "tvm"
     session.install("--no-index", "--find-links", str(WHEELHOUSE), target)
     session.run("python", "-m", "pip", "check")
@@ -132,9 +142,28 @@ def tests(session: nox.Session) -> None:
             "TVM_REPO_ROOT": str(ROOT),
             "TVM_TEST_REQUIRE_OPENCL": "1",
             "TVM_TEST_REQUIRE_NVRTC": "1",
+            # lavapipe + the `wgpu` package's wgpu-native: the WebGPU tests must run too.
+            "TVM_TEST_REQUIRE_WEBGPU": "1",
             # Every skip must be something this machine lacks, within tests/skip_budget.json.
             "TVM_TEST_SKIP_AUDIT": "1",
         },
+    )
+
+
+@nox.session
+def stress(session: nox.Session) -> None:
+    """Concurrency stress, not in the default sessions: `nox -s stress -- 120` runs about 120 s of
+    many-thread scenarios on every available device and writes results/stress.md (and .json)."""
+    seconds = session.posargs[0] if session.posargs else "120"
+    _install_system_deps(session)
+    _build_wheels(session)
+    _install_ours(session)
+    RESULTS.mkdir(exist_ok=True)
+    session.run(
+        "python",
+        str(ROOT / "tests" / "faults" / "stress.py"),
+        *("--seconds", seconds, "--out", str(RESULTS / "stress.md"), "--json", str(RESULTS / "stress.json")),
+        env={"TVM_REPO_ROOT": str(ROOT)},
     )
 
 
@@ -159,6 +188,7 @@ def lint(session: nox.Session) -> None:
     session.run("python", str(ROOT / "packages" / "release_train.py"), "check")
     sources = [str(p) for p in (ROOT / "src").rglob("*") if p.suffix in {".h", ".cc"}]
     sources += [str(p) for p in (ROOT / "examples").rglob("*.cc")]
+    sources += [str(p) for p in (ROOT / "fuzz").glob("*") if p.suffix in {".h", ".cc", ".c"}]
     session.run("clang-format", "--dry-run", "--Werror", *sources)
 
 
@@ -192,13 +222,13 @@ def _venv_python(
 def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md.
 
-    `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, rpc,
+    `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
     extra, and each backend that has benchmarks/<name>_bench.py).
     """
     device_benches = [
         b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
     ]
-    known = ["core", "vm", "rpc", "extra", *device_benches]
+    known = ["core", "vm", "load", "llm", "tensor_cache", "rpc", "extra", *device_benches]
     wanted = list(session.posargs) or known
     unknown = sorted(set(wanted) - set(known))
     if unknown:
@@ -216,7 +246,14 @@ def bench(session: nox.Session) -> None:
     ours_all = None
     if "core" in wanted or any(name in wanted for name in device_benches):
         ours_all = _venv_python(
-            session, "ours-all", TVM_FFI, "numpy", "pyopencl", "wgpu", *NVRTC_DEPS, wheelhouse=["tvm[all]"]
+            session,
+            "ours-all",
+            TVM_FFI,
+            "numpy",
+            "pyopencl",
+            *WGPU_DEPS,
+            *NVRTC_DEPS,
+            wheelhouse=["tvm[all]"],
         )
     if "core" in wanted:
         floor = _venv_python(session, "floor", TVM_FFI, "numpy")
@@ -246,6 +283,37 @@ def bench(session: nox.Session) -> None:
             apache,
             *outputs("vm"),
         )
+    if "load" in wanted:
+        # Real torchvision models (random weights) compiled by apache-tvm 0.27, cached in
+        # results/models: torch and torchvision live only in this generator venv.
+        models = _venv_python(session, "models", APACHE_TVM, "numpy", *TORCHVISION)
+        session.run(
+            models,
+            str(bench_dir / "make_torchvision_models.py"),
+            "--out",
+            str(RESULTS / "models"),
+            external=True,
+        )
+        session.run(
+            "python",
+            str(bench_dir / "load_bench.py"),
+            *("--ours-python", ours, "--apache-python", apache, "--models-dir", str(RESULTS / "models")),
+            *outputs("load"),
+        )
+    if "llm" in wanted:
+        session.run(
+            "python",
+            str(bench_dir / "llm_bench.py"),
+            *("--ours-python", ours, "--apache-python", apache),
+            *outputs("llm"),
+        )
+    if "tensor_cache" in wanted:
+        session.run(
+            "python",
+            str(bench_dir / "tensor_cache_bench.py"),
+            *("--ours-python", ours, "--apache-python", apache),
+            *outputs("tensor_cache"),
+        )
     if "extra" in wanted:
         ours_extra = _venv_python(session, "ours-extra", TVM_FFI, "numpy", wheelhouse=["tvm[extra]"])
         session.run(
@@ -264,3 +332,59 @@ def bench(session: nox.Session) -> None:
             apache,
             *outputs("rpc"),
         )
+        session.run(
+            "python",
+            str(bench_dir / "rpc_proxy_bench.py"),
+            *("--ours-python", ours, "--apache-python", apache),
+            *outputs("rpc_proxy"),
+        )
+
+
+# Sanitizer builds use the host's clang (never shipped): Debian's clang and its runtimes.
+SANITIZER_SYSTEM_DEPS = ["clang", "libclang-rt-14-dev", "llvm"]
+INSTRUMENTED_BUILD_DEPS = ["scikit-build-core>=0.11", "ninja", "cmake>=3.18", TVM_FFI, "numpy", "pytest"]
+
+
+def _instrumented_install(session: nox.Session, name: str, *flags: str) -> str:
+    """Builds the core and every backend with ASan + UBSan into this session's venv; returns
+    the venv's site-packages."""
+    _install_system_deps(session, *SANITIZER_SYSTEM_DEPS)
+    session.install(*INSTRUMENTED_BUILD_DEPS)
+    session.run("python", str(ROOT / "ci" / "instrumented_build.py"), "--work", str(DIST / name), *flags)
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return session.run("python", "-c", code, silent=True).strip()
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Coverage-guided fuzzing (libFuzzer, ASan, UBSan) of every parser of untrusted bytes.
+
+    `nox -s fuzz` runs each target 60 s; `nox -s fuzz -- 300` longer; `nox -s fuzz -- 30 params`
+    only some targets.  Writes results/fuzz.md; corpora and findings stay in dist/fuzz.
+    """
+    seconds = session.posargs[0] if session.posargs else "60"
+    targets = session.posargs[1:]
+    site = _instrumented_install(session, "instrumented-fuzz", "--fuzz")
+    session.run(
+        "python",
+        str(ROOT / "fuzz" / "run_fuzz.py"),
+        *("--site", site, "--work", str(DIST / "fuzz"), "--seconds", seconds),
+        *(["--targets", *targets] if targets else []),
+        *("--report", str(RESULTS / "fuzz.md")),
+    )
+
+
+@nox.session
+def sanitize(session: nox.Session) -> None:
+    """The test suite over an ASan + UBSan build of the core and every backend.
+
+    Writes results/sanitize.md; `nox -s sanitize -- tests/vm tests/core` runs some tests only.
+    """
+    session.install(*TEST_DEPS, *NVRTC_DEPS, *NVRTC_CU12_DEPS, *WGPU_DEPS)
+    _instrumented_install(session, "instrumented-sanitize")
+    session.run(
+        "python",
+        str(ROOT / "ci" / "sanitized_tests.py"),
+        *("--work", str(DIST / "sanitize"), "--report", str(RESULTS / "sanitize.md")),
+        *session.posargs,
+    )

@@ -19,9 +19,9 @@ import numpy as np
 
 import tvm
 
-DEVICES = {"cpu": tvm.cpu, "opencl": tvm.opencl, "vulkan": tvm.vulkan, "cuda": tvm.cuda}
+DEVICES = {"cpu": tvm.cpu, "opencl": tvm.opencl, "vulkan": tvm.vulkan, "cuda": tvm.cuda, "webgpu": tvm.webgpu}
 # Extra manifests next to the main one (Vulkan fixtures are packed from GLSL, see their README).
-MANIFESTS = ("manifest.json", "vulkan/manifest.json")
+MANIFESTS = ("manifest.json", "vulkan/manifest.json", "webgpu/manifest.json")
 
 
 def missing_capability(case: dict[str, Any], dev: tvm.runtime.Device) -> str | None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import os
+import shutil
 import struct
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,6 +254,33 @@ def write_function_table_payload(kernels: list[Kernel], code: str | bytes, fmt: 
         extra = k.extra_tags if k.extra_tags is not None else [0] * len(k.arg_types)
         out += struct.pack("<Q", len(extra)) + b"".join(struct.pack("<i", t) for t in extra)
     return out + packed_str(code.encode() if isinstance(code, str) else code)
+
+
+@dataclass
+class FunctionTablePayload:
+    fmt: str
+    kernels: dict[str, Kernel]
+    code: bytes
+    code_offset: int  # offset of the u64 length that precedes the code
+
+
+def parse_function_table_payload(payload: bytes) -> FunctionTablePayload:
+    """The inverse of write_function_table_payload (``cuda``, ``opencl``, ``hip`` modules)."""
+    r = Reader(payload)
+    fmt = r.str_()
+    kernels = {}
+    for _ in range(r.fmt("Q")):
+        key = r.str_()
+        name = r.str_()
+        arg_types = [(r.fmt("B"), r.fmt("B"), r.fmt("H")) for _ in range(r.fmt("Q"))]
+        tags = [r.str_() for _ in range(r.fmt("Q"))]
+        extra = [r.fmt("i") for _ in range(r.fmt("Q"))]
+        kernels[key] = Kernel(name, arg_types, tags, extra)
+    code_offset = r.pos
+    code = r.bytes_()
+    if r.pos != len(payload):
+        raise ValueError("trailing bytes after the module's code")
+    return FunctionTablePayload(fmt, kernels, code, code_offset)
 
 
 # ------------------------------------------------------------------------- manifest runners
@@ -492,3 +521,40 @@ def vendor_library_mapping(backend: str, library: str, first_use: str) -> str:
         """
     )
     return proc.stdout
+
+
+# ---------------------------------------------------------------------------- fake drivers
+
+
+def build_fake_library(source: Path, out: Path) -> Path:
+    """Compile one fake vendor driver (C, tests/*/fake_driver/*.c) into ``out`` (a .so).
+
+    Skips without a C compiler."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip(f"no C compiler to build {source.name}")
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def parse_log(text: str, kind: str) -> list[dict[str, str]]:
+    """Lines of a fake driver's log of one kind (``launch``, ``alloc``, ...) as ``{key: value}``."""
+    out = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0] != kind:
+            continue
+        out.append(dict(w.split("=", 1) for w in words[1:] if "=" in w))
+    return out
+
+
+def fnv1a(data: bytes) -> str:
+    """The hash a fake driver logs for each loaded image (fake_drivers/fake_log.h)."""
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"

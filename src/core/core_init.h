@@ -12,7 +12,9 @@ void RegisterThreadPoolGlobals();
 void RegisterParamsGlobals();
 void RegisterTimeEvaluator();
 void RegisterVM();
+void RegisterLanguageModelState();  // KV cache and RNN state (lm/)
 void RegisterMissingBackendLoaders();
+void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi parses a file
 void RegisterContextSymbols();
 
 }  // namespace core

@@ -50,7 +50,9 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterParamsGlobals();
         RegisterTimeEvaluator();
         RegisterVM();
+        RegisterLanguageModelState();
         RegisterMissingBackendLoaders();
+        RegisterLibraryBinCheck();
       },
       err, err_len);
 }

@@ -28,7 +28,7 @@ namespace core {
 namespace {
 
 // Module kinds apache-tvm 0.27 can embed in an artifact that no tvm-runtime wheel declares.
-constexpr const char* kUnservedKinds[] = {"metal", "hip", "hsaco", "webgpu"};
+constexpr const char* kUnservedKinds[] = {"metal", "webgpu"};
 // Kinds whose payload starts with the function table itself, without the `str fmt` field.
 constexpr const char* kKindsWithoutFmt[] = {"webgpu"};
 

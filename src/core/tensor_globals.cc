@@ -11,6 +11,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -59,14 +60,44 @@ void RequireContiguous(const DLTensor* t, const char* what) {
   }
 }
 
+std::string ShapeText(const int64_t* shape, int ndim) {
+  std::string out = "(";
+  for (int i = 0; i < ndim; ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + ")";
+}
+
+// The byte size of a compact tensor, checked: tvm-ffi's GetDataSize wraps around on overflow,
+// and a wrapped size would back a huge shape with a tiny buffer (out-of-bounds on first use).
+uint64_t CheckedByteSize(const int64_t* shape, int ndim, DLDataType dtype) {
+  // Zeros are left out of the product but not of the check: the strides of an empty tensor
+  // are still products of its other dimensions, which must fit in int64 (fuzzing found it).
+  uint64_t elements = 1;
+  bool overflow = false;
+  bool empty = false;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) backend::ThrowError("ValueError", "negative dimension in tensor shape");
+    if (shape[i] == 0) {
+      empty = true;
+      continue;
+    }
+    overflow |= __builtin_mul_overflow(elements, static_cast<uint64_t>(shape[i]), &elements);
+  }
+  uint64_t bits = 0;
+  overflow |= __builtin_mul_overflow(elements, uint64_t{dtype.bits} * dtype.lanes, &bits);
+  if (overflow || elements > static_cast<uint64_t>(INT64_MAX) || bits > UINT64_MAX - 7) {
+    backend::ThrowError("ValueError", "a tensor of shape " + ShapeText(shape, ndim) +
+                                          " is too large: its size in bytes does not fit in 64 "
+                                          "bits; check the shape");
+  }
+  return empty ? 0 : (bits + 7) / 8;
+}
+
 Tensor AllocTensor(Shape shape, DLDataType dtype, DLDevice device, Optional<String> scope) {
   if (scope.has_value() && !scope.value().empty() && scope.value() != "global") {
     backend::ThrowError("ValueError", "memory scope '" + std::string(scope.value()) +
                                           "' is not supported by tvm-runtime (only 'global')");
   }
-  for (int64_t dim : shape) {
-    if (dim < 0) backend::ThrowError("ValueError", "negative dimension in tensor shape");
-  }
+  CheckedByteSize(shape.data(), static_cast<int>(shape.size()), dtype);
   const TVMRuntimeDeviceAPI& api = RequireDevice(device.device_type);
   return Tensor::FromNDAlloc(BackendAlloc{&api}, shape, dtype, device);
 }
@@ -120,6 +151,8 @@ void CopyFromTo(DLTensor* from, DLTensor* to) {
 
 Tensor CreateView(Tensor source, Shape shape, DLDataType dtype, uint64_t relative_byte_offset) {
   RequireContiguous(source.GetDLTensorPtr(), "view source");
+  // Checked first: the strides below would overflow for a shape whose size does not fit.
+  uint64_t view_bytes = CheckedByteSize(shape.data(), static_cast<int>(shape.size()), dtype);
   DLTensor proto = *source.GetDLTensorPtr();
   proto.shape = const_cast<int64_t*>(shape.data());
   proto.ndim = static_cast<int>(shape.size());
@@ -131,9 +164,8 @@ Tensor CreateView(Tensor source, Shape shape, DLDataType dtype, uint64_t relativ
   }
   proto.strides = strides.data();
   proto.dtype = dtype;
-  uint64_t view_bytes = ::tvm::ffi::GetDataSize(proto);
   uint64_t source_bytes = ::tvm::ffi::GetDataSize(*source.GetDLTensorPtr());
-  if (relative_byte_offset + view_bytes > source_bytes) {
+  if (relative_byte_offset > source_bytes || view_bytes > source_bytes - relative_byte_offset) {
     backend::ThrowError("ValueError",
                         "view of " + std::to_string(view_bytes) + " bytes at offset " +
                             std::to_string(relative_byte_offset) + " does not fit in a tensor of " +

@@ -45,20 +45,6 @@ inline void CopyToHost(const ::tvm::ffi::Tensor& t, void* dst, uint64_t nbytes) 
   copy(t, dst, static_cast<int64_t>(nbytes));
 }
 
-// Bulk copy through the bounds-checked reader, a page at a time.
-inline void ReadRaw(backend::BlobReader* r, char* dst, size_t n) {
-  struct Page {
-    char bytes[4096];
-  };
-  while (n >= sizeof(Page)) {
-    Page p = r->Read<Page>();
-    std::memcpy(dst, p.bytes, sizeof(Page));
-    dst += sizeof(Page);
-    n -= sizeof(Page);
-  }
-  for (; n != 0; --n) *dst++ = r->Read<char>();
-}
-
 }  // namespace tensor_record_detail
 
 /* Appends the record of `t` (any device; device data is copied to the host). */
@@ -101,8 +87,7 @@ inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
     r->Fail("tensor data size does not match its shape and dtype");
   }
   ::tvm::ffi::Tensor t = tensor_record_detail::AllocHost(shape, dtype);
-  tensor_record_detail::ReadRaw(r, static_cast<char*>(t.GetDLTensorPtr()->data),
-                                static_cast<size_t>(nbytes));
+  r->ReadBytes(t.GetDLTensorPtr()->data, static_cast<size_t>(nbytes));
   return t;
 }
 

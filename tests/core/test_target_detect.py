@@ -82,7 +82,7 @@ def test_kind_without_backend_names_the_wheel_or_says_none_serves_it():
         import json, tvm
         from tvm.target.detect_target import detect_target_from_device
         out = {}
-        for dev in ("opencl", "rocm"):
+        for dev in ("opencl", "metal"):
             try:
                 detect_target_from_device(dev)
             except ValueError as err:
@@ -93,8 +93,8 @@ def test_kind_without_backend_names_the_wheel_or_says_none_serves_it():
     )
     out = json.loads(proc.stdout)
     assert "pip install tvm-runtime-opencl" in out["opencl"]
-    assert "no target detector for device kind `rocm`" in out["rocm"]
-    assert "no installed backend serves it" in out["rocm"] and "cpu" in out["rocm"]
+    assert "no target detector for device kind `metal`" in out["metal"]
+    assert "no installed backend serves it" in out["metal"] and "cpu" in out["metal"]
 
 
 def test_register_validates_and_last_registration_wins():

@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
-import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_testing import (
+from backend_testing import (  # noqa: F401  (parse_log, fnv1a: re-exported for the tests)
     EmbeddedModule,
+    FunctionTablePayload,
     Kernel,
     Reader,
+    build_fake_library,
     device_or_skip,
     embedded_module,
+    fnv1a,
+    parse_function_table_payload,
+    parse_log,
     write_function_table_payload,
 )
 
@@ -56,16 +58,7 @@ def nvrtc_or_skip(driver_major: int = 0) -> dict[str, Any]:
 
 def build_fake_driver(out_dir: Path) -> Path:
     """Compile tests/cuda/fake_driver/fake_cuda.c into a shared library (skip without a C compiler)."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler to build the fake CUDA driver")
-    out = out_dir / "libcuda_fake.so"
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(FAKE_DRIVER_SOURCE)],
-        check=True,
-        capture_output=True,
-    )
-    return out
+    return build_fake_library(FAKE_DRIVER_SOURCE, out_dir / "libcuda_fake.so")
 
 
 def fake_driver(path: str | os.PathLike) -> ctypes.CDLL:
@@ -77,25 +70,6 @@ def fake_driver(path: str | os.PathLike) -> ctypes.CDLL:
     return lib
 
 
-def parse_log(text: str, kind: str) -> list[dict[str, str]]:
-    """Log lines of one kind (``launch``, ``alloc``, ...) as ``{key: value}`` dicts."""
-    out = []
-    for line in text.splitlines():
-        words = line.split()
-        if not words or words[0] != kind:
-            continue
-        out.append(dict(w.split("=", 1) for w in words[1:] if "=" in w))
-    return out
-
-
-def fnv1a(data: bytes) -> str:
-    """The hash the fake driver logs for each loaded image."""
-    h = 1469598103934665603
-    for b in data:
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
-
-
 # ---------------------------------------------------------------------------- payloads
 
 
@@ -103,31 +77,10 @@ def cuda_payload_of(so_path: str | os.PathLike) -> EmbeddedModule:
     return embedded_module(so_path, "cuda")
 
 
-@dataclass
-class CudaPayload:
-    fmt: str
-    kernels: dict[str, Kernel]
-    code: bytes
-    code_offset: int  # offset of the u64 length that precedes the code
-
-
-def parse_cuda_payload(payload: bytes) -> CudaPayload:
-    """``str fmt; map<str, FunctionInfo> fmap; bytes code`` (apache-tvm 0.27)."""
-    r = Reader(payload)
-    fmt = r.str_()
-    kernels = {}
-    for _ in range(r.fmt("Q")):
-        key = r.str_()
-        name = r.str_()
-        arg_types = [(r.fmt("B"), r.fmt("B"), r.fmt("H")) for _ in range(r.fmt("Q"))]
-        tags = [r.str_() for _ in range(r.fmt("Q"))]
-        extra = [r.fmt("i") for _ in range(r.fmt("Q"))]
-        kernels[key] = Kernel(name, arg_types, tags, extra)
-    code_offset = r.pos
-    code = r.bytes_()
-    if r.pos != len(payload):
-        raise ValueError("trailing bytes in cuda payload")
-    return CudaPayload(fmt, kernels, code, code_offset)
+# ``str fmt; map<str, FunctionInfo> fmap; bytes code`` (apache-tvm 0.27), as every
+# function-table module kind is laid out.
+CudaPayload = FunctionTablePayload
+parse_cuda_payload = parse_function_table_payload
 
 
 def write_cuda_payload(kernels: list[Kernel], code: str | bytes, fmt: str = "cuda") -> bytes:

@@ -509,9 +509,12 @@ def test_artifacts_reach_the_driver_as_apache_tvm_launches_them(fake):
         log = "".join(run["log"] for run in c["runs"])
         launches = parse_log(log, "launch")
         assert {ln["kernel"] for ln in launches} == set(c["kernels"]), name
-        # The image loaded is exactly what NVRTC makes for the device's sm_80.
+        # The image loaded is exactly what NVRTC makes for the device's sm_80, once per loaded
+        # artifact (each run loads the artifact afresh and releases it: its CUmodule goes with it).
         loads = parse_log(log, "module_load")
-        assert len(loads) == 1 and loads[0]["kind"] == "cubin" and loads[0]["fnv"] == c["fnv"], name
+        assert 1 <= len(loads) <= len(c["runs"]), name
+        assert all(ld["kind"] == "cubin" and ld["fnv"] == c["fnv"] for ld in loads), name
+        assert all(len(parse_log(run["log"], "module_load")) <= 1 for run in c["runs"]), name
         for run in c["runs"]:
             for ln in parse_log(run["log"], "launch"):
                 params = [int(p, 16) for p in ln["params"].split(",")]

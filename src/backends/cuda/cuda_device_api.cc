@@ -104,15 +104,6 @@ void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_
   }
 }
 
-/* Host-to-host copies (CPU <-> pinned memory) need no driver; false for any other pair. */
-bool CopyOnHost(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
-                uint64_t nbytes, DLDevice dev_from, DLDevice dev_to) {
-  if (!backend::IsHostDevice(dev_from) || !backend::IsHostDevice(dev_to)) return false;
-  std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
-              nbytes);
-  return true;
-}
-
 std::string ThreadDimensions(const CudaDevice& d) {
   const int dims[3] = {d.Attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
                        d.Attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
@@ -212,7 +203,8 @@ void CudaDeviceAPI::FreeData(int32_t device_id, void* data) {
 void CudaDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
                              uint64_t nbytes, DLDevice dev_from, DLDevice dev_to,
                              DLDataType type_hint, void* stream) {
-  if (nbytes == 0 || CopyOnHost(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
+  if (nbytes == 0 ||
+      backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
     return;
   }
   CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
@@ -236,7 +228,10 @@ void* CudaDeviceAPI::StreamCreate(int32_t device_id) {
 void CudaDeviceAPI::StreamFree(int32_t device_id, void* stream) {
   if (stream == nullptr) return;  // the default stream is not ours to destroy
   CudaRuntime& rt = Runtime();
-  ScopedContext scope(rt.api(), rt.Context(rt.Device(device_id)));
+  // Device() first, in its own statement: it loads the driver or throws why there is none, and
+  // only then is api() bound (argument order is unspecified; UBSan caught a null reference).
+  CudaDevice& device = rt.Device(device_id);
+  ScopedContext scope(rt.api(), rt.Context(device));
   CUresult rc = rt.api().StreamDestroy(static_cast<CUstream>(stream));
   if (!IsShutdownError(rc)) CheckCu(rc, "cuStreamDestroy");
 }
@@ -303,7 +298,8 @@ void* CudaHostDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t 
                                    DLDataType type_hint) {
   CudaRuntime& rt = Runtime();
   // Page-locking needs a context; portable memory is usable from every device's context.
-  ScopedContext scope(rt.api(), rt.Context(rt.Device(0)));
+  CudaDevice& device = rt.Device(0);  // before api(): see StreamFree
+  ScopedContext scope(rt.api(), rt.Context(device));
   void* ptr = nullptr;
   CheckCu(rt.api().MemHostAlloc(&ptr, static_cast<size_t>(std::max<uint64_t>(nbytes, 1)),
                                 kMemHostAllocPortable),
@@ -314,7 +310,8 @@ void* CudaHostDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t 
 void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
   if (data == nullptr) return;
   CudaRuntime& rt = Runtime();
-  ScopedContext scope(rt.api(), rt.Context(rt.Device(0)));
+  CudaDevice& device = rt.Device(0);  // before api(): see StreamFree
+  ScopedContext scope(rt.api(), rt.Context(device));
   CUresult rc = rt.api().MemFreeHost(data);
   if (!IsShutdownError(rc)) CheckCu(rc, "cuMemFreeHost");
 }
@@ -322,7 +319,8 @@ void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
 void CudaHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
                                  uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
                                  DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0 || CopyOnHost(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
+  if (nbytes == 0 ||
+      backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
     return;
   }
   CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);

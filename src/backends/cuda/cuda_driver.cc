@@ -1,7 +1,6 @@
 #include "cuda_driver.h"
 
-#include <tvm_runtime/backend/dynamic_library.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor_api.h>
 
 namespace tvm_runtime {
 namespace cuda {
@@ -11,8 +10,7 @@ namespace {
 using backend::SymbolResolver;
 
 // Versioned names first: they are what cuda.h maps the plain names to for current callers.
-std::string ResolveAll(void* handle, CuApi* api) {
-  SymbolResolver r(handle);
+void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Required({"cuInit"}, &api->Init);
   r.Required({"cuDriverGetVersion"}, &api->DriverGetVersion);
   r.Required({"cuGetErrorName"}, &api->GetErrorName);
@@ -52,34 +50,24 @@ std::string ResolveAll(void* handle, CuApi* api) {
   r.Required({"cuFuncSetAttribute"}, &api->FuncSetAttribute);
   r.Required({"cuLaunchKernel"}, &api->LaunchKernel);
   r.Optional({"cuLaunchKernelEx"}, &api->LaunchKernelEx);
-  return r.missing();
 }
 
 CudaDriver Load() {
   static CuApi api;  // filled once, by the candidate that is accepted
-  backend::VendorLibrary opened = backend::OpenVendorLibrary(
-      backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}),
-      [](void* handle, std::string* why) {
-        std::string missing = ResolveAll(handle, &api);
-        if (missing.empty()) return true;
-        *why = "not a usable CUDA driver library (missing " + missing +
-               "); tvm-runtime-cuda needs an NVIDIA driver for CUDA 11 or newer, and CUDA 13 "
-               "kernels need R580+";
-        return false;
-      });
-  CudaDriver driver;
-  if (opened.handle != nullptr) {
-    driver.api = &api;
-    driver.path = opened.path;
-    return driver;
-  }
-  driver.failure =
-      "the NVIDIA driver library could not be opened (" + opened.tried +
-      "). Install the NVIDIA driver, which provides libcuda.so.1 (the CUDA toolkit alone does "
+  backend::VendorApiMessages msg;
+  msg.library = "CUDA driver library";
+  msg.unusable =
+      "tvm-runtime-cuda needs an NVIDIA driver for CUDA 11 or newer, and CUDA 13 kernels need "
+      "R580+";
+  msg.not_found = "the NVIDIA driver library could not be opened";
+  msg.how_to_fix =
+      "Install the NVIDIA driver, which provides libcuda.so.1 (the CUDA toolkit alone does "
       "not); in a container, start it with GPU access (e.g. `docker run --gpus all` with the "
       "NVIDIA Container Toolkit); or set " +
       std::string(kDriverLibraryEnvVar) + " to the path of libcuda.so.1.";
-  return driver;
+  return backend::OpenVendorApi(
+      backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}), &api,
+      [](SymbolResolver& r, CuApi* table) { ResolveAll(r, table); }, msg);
 }
 
 }  // namespace

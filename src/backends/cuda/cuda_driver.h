@@ -6,6 +6,8 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
 
+#include <tvm_runtime/backend/vendor_api.h>
+
 #include <string>
 
 #include "cuda_api.h"
@@ -16,11 +18,9 @@ namespace cuda {
 /* Environment variable naming the driver library to open instead of libcuda.so.1. */
 constexpr const char* kDriverLibraryEnvVar = "TVM_CUDA_DRIVER_LIBRARY";
 
-struct CudaDriver {
-  const CuApi* api = nullptr;  // null when loading failed
-  std::string path;            // the file the entry points come from
-  std::string failure;         // why api is null: what was tried and how to fix it
-};
+/* api (null when loading failed), path (the file the entry points come from), failure (why api
+ * is null: what was tried and how to fix it). */
+using CudaDriver = backend::VendorApi<CuApi>;
 
 /* Opens the driver on the first call (thread-safe) and returns the same result afterwards. */
 const CudaDriver& GetCudaDriver();

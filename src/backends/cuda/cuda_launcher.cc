@@ -3,7 +3,8 @@
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/scratch_array.h>
+#include <tvm_runtime/backend/kernel_image_module.h>
+#include <tvm_runtime/backend/kernel_params.h>
 
 #include "cuda_error.h"
 #include "cuda_module.h"
@@ -14,15 +15,10 @@ namespace cuda {
 
 namespace {
 
-using backend::ArgValue;
 using backend::LaunchDims;
 
 // Clusters of more than 8 blocks are "non-portable" and must be enabled per function.
 constexpr size_t kPortableClusterSize = 8;
-
-std::string Dims(size_t x, size_t y, size_t z) {
-  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
-}
 
 }  // namespace
 
@@ -40,11 +36,7 @@ CudaLauncher::CudaLauncher(CudaModule* module, size_t index, const backend::Func
 CUfunction CudaLauncher::Function(const LoadedImage& image) const {
   CUfunction f = image.functions[index_];
   if (f == nullptr) {
-    backend::ThrowError("RuntimeError", "kernel '" + sig_.name +
-                                            "' is listed in the module's function table but its "
-                                            "image on CUDA device " +
-                                            std::to_string(image.device_id) +
-                                            " does not define it; the artifact is inconsistent");
+    backend::ThrowKernelNotInImage(sig_.name, "CUDA device " + std::to_string(image.device_id));
   }
   return f;
 }
@@ -65,19 +57,11 @@ void CudaLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {
   const int32_t device_id = backend::CurrentDevice<kDeviceTypeCUDA>();
   CudaRuntime& rt = CudaRuntime::Global();
   CudaDevice& device = rt.Device(device_id);
-  LoadedImage& image = *module_->Image(device_id);
+  LoadedImage& image = *module_->GetImage(device_id);
   CUfunction f = Function(image);
   rt.MakeCurrent(device);
 
-  const size_t n = sig_.args.size();
-  backend::ScratchArray<ArgValue> values(n);
-  backend::ScratchArray<void*> params(n);
-  sig_.args.Convert(args, values.data());
-  for (size_t i = 0; i < n; ++i) {
-    // The driver reads each param from the address given; a narrowed 32-bit value sits at the
-    // start of its union, which is where the pointer points.
-    params[i] = by_pointer_[i] ? values[i].v_handle : static_cast<void*>(&values[i]);
-  }
+  backend::KernelParamPointers params(sig_.args, args, &by_pointer_);
   const LaunchDims dims = sig_.plan.Extract(args);
   if (dims.dyn_shmem_bytes > kDefaultDynSmemLimit) AllowDynSmem(image, f, dims.dyn_shmem_bytes);
   auto stream = static_cast<CUstream>(TVMFFIEnvGetStream(kDeviceTypeCUDA, device_id));
@@ -156,10 +140,7 @@ void CudaLauncher::ThrowLaunchError(CUresult rc, const LoadedImage& image,
                                     const LaunchDims& dims) const {
   CudaDevice& d = CudaRuntime::Global().Device(image.device_id);
   ThrowCuError(rc, "launch of CUDA kernel '" + sig_.name + "' on CUDA device " +
-                       std::to_string(d.id) + " (" + d.name + ") with grid " +
-                       Dims(dims.grid(0), dims.grid(1), dims.grid(2)) + ", block " +
-                       Dims(dims.block(0), dims.block(1), dims.block(2)) + ", " +
-                       std::to_string(dims.dyn_shmem_bytes) + " bytes of dynamic shared memory");
+                       std::to_string(d.id) + " (" + d.name + ") with " + dims.Describe());
 }
 
 }  // namespace cuda

@@ -1,10 +1,7 @@
 #include "cuda_module.h"
 
-#include <tvm/ffi/container/array.h>
-#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/memory.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/blob_reader.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/function_info.h>
 
@@ -22,7 +19,6 @@ namespace cuda {
 namespace {
 
 using ::tvm::ffi::Any;
-using ::tvm::ffi::Array;
 using ::tvm::ffi::Map;
 using ::tvm::ffi::String;
 
@@ -64,25 +60,18 @@ LoadedImage::~LoadedImage() {
   api->ModuleUnload(module);  // failures only happen at driver shutdown; nothing to do then
 }
 
-CudaModule::CudaModule(std::string payload, backend::DeviceModuleHeader header, std::string code)
-    : DeviceModuleBase("cuda", std::move(payload), std::move(header)), code_(std::move(code)) {
-  for (const auto& entry : this->header().fmap) kernel_names_.push_back(entry.second.name);
-}
+CudaModule::CudaModule(std::string payload, backend::KernelImagePayload parsed)
+    : KernelImageModule("cuda", std::move(payload), std::move(parsed)) {}
 
 ::tvm::ffi::String CudaModule::InspectSource(const ::tvm::ffi::String& format) const {
   // Binary images are not text; source and PTX are what a user wants to read.
-  if (fmt() == "cuda" || fmt() == "ptx") return code_;
+  if (fmt() == "cuda" || fmt() == "ptx") return code();
   return String("");
 }
 
 ::tvm::ffi::Function CudaModule::MakeKernelFunction(const std::string& name,
                                                     const backend::FunctionInfo& info) {
-  size_t index = 0;
-  for (const auto& entry : header().fmap) {
-    if (entry.first == name) break;
-    ++index;
-  }
-  return WrapLauncher(CudaLauncher(this, index, info));
+  return WrapLauncher(CudaLauncher(this, KernelIndex(name), info));
 }
 
 LoadedImage* CudaModule::LoadImage(int32_t device_id) {
@@ -91,7 +80,7 @@ LoadedImage* CudaModule::LoadImage(int32_t device_id) {
     CudaRuntime& rt = CudaRuntime::Global();
     if (rt.Available()) GetNvrtc(rt.DriverVersion() / 1000);
   }
-  return images_.Get(device_id, [&] { return Load(device_id); });
+  return LoadOnce(device_id);
 }
 
 std::shared_ptr<const CompiledSource> CudaModule::CompiledFor(int sm, int driver_major,
@@ -99,8 +88,8 @@ std::shared_ptr<const CompiledSource> CudaModule::CompiledFor(int sm, int driver
   std::lock_guard<std::mutex> lock(compile_mu_);
   auto it = compiled_.find(sm);
   if (it != compiled_.end() && use_cache) return it->second;
-  auto compiled =
-      std::make_shared<const CompiledSource>(CompileCudaSource(code_, sm, driver_major, use_cache));
+  auto compiled = std::make_shared<const CompiledSource>(
+      CompileCudaSource(code(), sm, driver_major, use_cache));
   compiled_[sm] = compiled;
   return compiled;
 }
@@ -119,7 +108,7 @@ std::unique_ptr<LoadedImage> CudaModule::Load(int32_t device_id) {
   const int driver_major = rt.DriverVersion() / 1000;
   if (fmt() == "cuda") compiled = CompiledFor(dev.sm(), driver_major, true);
   std::string log;
-  CUresult rc = LoadData(api, compiled ? compiled->image : code_, &loaded->module, &log);
+  CUresult rc = LoadData(api, compiled ? compiled->image : code(), &loaded->module, &log);
   if (rc != CUDA_SUCCESS && compiled && compiled->from_cache) {
     // A cached image the driver rejects (stale, damaged): drop it and compile afresh once.
     EvictCompiledSource(*compiled);
@@ -134,31 +123,26 @@ std::unique_ptr<LoadedImage> CudaModule::Load(int32_t device_id) {
     loaded->module = nullptr;
     ThrowCuError(rc, what);
   }
-  size_t n = kernel_names_.size();
-  loaded->functions.assign(n, nullptr);
+  loaded->functions = backend::ResolveKernels<CUfunction>(
+      kernel_names(), [&](const std::string& name, CUfunction* f) {
+        CUresult found = api.ModuleGetFunction(f, loaded->module, name.c_str());
+        if (found == CUDA_ERROR_NOT_FOUND) return false;
+        CheckCu(found, "cuModuleGetFunction('" + name + "')");
+        return true;
+      });
+  size_t n = num_kernels();
   loaded->dyn_smem_limit.reset(new std::atomic<uint32_t>[n]);
   for (size_t i = 0; i < n; ++i) {
     loaded->dyn_smem_limit[i].store(kDefaultDynSmemLimit, std::memory_order_relaxed);
-    rc = api.ModuleGetFunction(&loaded->functions[i], loaded->module, kernel_names_[i].c_str());
-    // A kernel missing from the image is reported when it is launched, not for the module.
-    if (rc == CUDA_ERROR_NOT_FOUND) {
-      loaded->functions[i] = nullptr;
-    } else {
-      CheckCu(rc, "cuModuleGetFunction('" + kernel_names_[i] + "')");
-    }
   }
   return loaded;
 }
 
 ::tvm::ffi::Module LoadCudaModule(std::string payload) {
-  backend::BlobReader reader(payload.data(), payload.size(), "cuda");
-  backend::DeviceModuleHeader header = backend::ReadDeviceModuleHeader(&reader);
-  std::string code = reader.ReadString();
-  reader.ExpectEnd();
-  if (header.fmt != "cuda" && !IsBinaryFormat(header.fmt)) RejectFormat(header.fmt);
-  if (code.empty()) reader.Fail("the module holds no code");
-  auto module =
-      ::tvm::ffi::make_object<CudaModule>(std::move(payload), std::move(header), std::move(code));
+  backend::KernelImagePayload parsed = backend::ParseKernelImagePayload(payload, "cuda");
+  const std::string& fmt = parsed.header.fmt;
+  if (fmt != "cuda" && !IsBinaryFormat(fmt)) RejectFormat(fmt);
+  auto module = ::tvm::ffi::make_object<CudaModule>(std::move(payload), std::move(parsed));
   return ::tvm::ffi::Module(module);
 }
 
@@ -169,26 +153,7 @@ Map<String, Any> DescribeCudaModule(const ::tvm::ffi::Module& module) {
                                                  "got kind '") +
                                          module->kind() + "'");
   }
-  Map<String, Any> kernels;
-  for (const auto& entry : cuda->header().fmap) {
-    const backend::FunctionInfo& info = entry.second;
-    Array<String> arg_types;
-    for (DLDataType t : info.arg_types) arg_types.push_back(::tvm::ffi::DLDataTypeToString(t));
-    Array<String> tags;
-    for (const std::string& tag : info.launch_param_tags) tags.push_back(tag);
-    Array<int64_t> extra;
-    for (int32_t tag : info.arg_extra_tags) extra.push_back(tag);
-    Map<String, Any> k;
-    k.Set("name", String(info.name));
-    k.Set("arg_types", arg_types);
-    k.Set("launch_param_tags", tags);
-    k.Set("arg_extra_tags", extra);
-    kernels.Set(entry.first, k);
-  }
-  Map<String, Any> out;
-  out.Set("fmt", String(cuda->fmt()));
-  out.Set("kernels", kernels);
-  return out;
+  return backend::DescribeFunctionTable(cuda->header());
 }
 
 }  // namespace cuda

@@ -13,8 +13,7 @@
 
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/per_device_cache.h>
+#include <tvm_runtime/backend/kernel_image_module.h>
 
 #include <atomic>
 #include <cstdint>
@@ -46,33 +45,21 @@ struct LoadedImage {
   ~LoadedImage();
 };
 
-class CudaModule final : public backend::DeviceModuleBase {
+class CudaModule final : public backend::KernelImageModule<LoadedImage> {
  public:
-  CudaModule(std::string payload, backend::DeviceModuleHeader header, std::string code);
+  CudaModule(std::string payload, backend::KernelImagePayload parsed);
 
   ::tvm::ffi::String InspectSource(const ::tvm::ffi::String& format) const final;
-
-  /* The image on `device_id`, loaded (and compiled) on first use. Hot path. */
-  LoadedImage* Image(int32_t device_id) {
-    LoadedImage* image = images_.Peek(device_id);
-    return image != nullptr ? image : LoadImage(device_id);
-  }
-
-  const std::string& fmt() const { return header().fmt; }
-  const std::string& kernel_name(size_t index) const { return kernel_names_[index]; }
 
  protected:
   ::tvm::ffi::Function MakeKernelFunction(const std::string& name,
                                           const backend::FunctionInfo& info) final;
+  LoadedImage* LoadImage(int32_t device_id) final;
+  std::unique_ptr<LoadedImage> Load(int32_t device_id) final;
 
  private:
-  LoadedImage* LoadImage(int32_t device_id);
-  std::unique_ptr<LoadedImage> Load(int32_t device_id);
   std::shared_ptr<const CompiledSource> CompiledFor(int sm, int driver_major, bool use_cache);
 
-  std::string code_;
-  std::vector<std::string> kernel_names_;  // index -> name, in function-table order
-  backend::PerDeviceCache<LoadedImage> images_;
   std::mutex compile_mu_;
   std::map<int, std::shared_ptr<const CompiledSource>> compiled_;  // by sm
 };

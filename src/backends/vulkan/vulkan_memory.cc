@@ -112,8 +112,15 @@ MemoryBlock* MemoryAllocator::CreateBlock(VkDeviceSize size, bool dedicated) {
   auto block = std::make_unique<MemoryBlock>();
   block->size = size;
   block->dedicated = dedicated;
+  // What failed, with the size and the device's usage, so an out-of-memory error says why.
+  auto context = [&](const char* call, VkDeviceSize bytes) {
+    return std::string(call) + " of " + std::to_string(bytes) + " bytes on Vulkan device " +
+           std::to_string(device_id_) + " ('" + info_.props.deviceName + "'; " + DescribeUsage() +
+           ")";
+  };
   VkBufferCreateInfo info = BufferInfo(size, kTensorUsage);
-  CheckVk(fns_.CreateBuffer(device_, &info, nullptr, &block->buffer), "vkCreateBuffer");
+  VkResult created = fns_.CreateBuffer(device_, &info, nullptr, &block->buffer);
+  if (created != VK_SUCCESS) ThrowVkError(created, context("vkCreateBuffer", size));
   VkMemoryRequirements req{};
   fns_.GetBufferMemoryRequirements(device_, block->buffer, &req);
   VkMemoryAllocateInfo alloc{};
@@ -134,9 +141,7 @@ MemoryBlock* MemoryAllocator::CreateBlock(VkDeviceSize size, bool dedicated) {
   }
   if (r != VK_SUCCESS) {
     fns_.DestroyBuffer(device_, block->buffer, nullptr);
-    ThrowVkError(r, "vkAllocateMemory of " + std::to_string(req.size) + " bytes on Vulkan device " +
-                        std::to_string(device_id_) + " ('" + info_.props.deviceName + "'; " +
-                        DescribeUsage() + ")");
+    ThrowVkError(r, context("vkAllocateMemory", req.size));
   }
   ++device_allocations_;
   r = fns_.BindBufferMemory(device_, block->buffer, block->memory, 0);

@@ -44,17 +44,17 @@ bool Contains(const std::vector<std::string>& v, const char* s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-std::string NoDriverHint() {
-  std::string where;
+// Where the loader looks for driver manifests (ICD JSON files).
+std::string ManifestLocation() {
   for (const char* var : {"VK_DRIVER_FILES", "VK_ICD_FILENAMES"}) {
     const char* value = std::getenv(var);
-    if (value != nullptr && value[0] != '\0') {
-      where = std::string(var) + "=" + value;
-      break;
-    }
+    if (value != nullptr && value[0] != '\0') return std::string(var) + "=" + value;
   }
-  if (where.empty()) where = "/usr/share/vulkan/icd.d and /etc/vulkan/icd.d";
-  return "no Vulkan driver (ICD) was found in " + where +
+  return "/usr/share/vulkan/icd.d and /etc/vulkan/icd.d";
+}
+
+std::string NoDriverHint() {
+  return "no Vulkan driver (ICD) was found in " + ManifestLocation() +
          ". Install one: apt-get install mesa-vulkan-drivers (lavapipe runs on the CPU; it also "
          "holds Mesa's GPU drivers), or the GPU vendor's Vulkan driver.";
 }
@@ -121,12 +121,17 @@ std::string VulkanRuntime::CreateInstance(const VkGlobalFunctions& global) {
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
   VkResult r = global.CreateInstance(&info, nullptr, &instance_);
-  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+  if (r != VK_SUCCESS) {
     instance_ = nullptr;
-    return "the Vulkan loader (" + GetVkLibrary().path + ") could not create an instance (" +
-           VkResultString(r) + "): " + NoDriverHint();
+    std::string failed = "the Vulkan loader (" + GetVkLibrary().path +
+                         ") could not create an instance (" + VkResultString(r) + "): ";
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return failed + NoDriverHint();
+    // The Khronos loader also answers VK_ERROR_OUT_OF_HOST_MEMORY for a driver manifest it
+    // cannot parse, so point at the manifests rather than only at memory.
+    return failed + "check the driver manifests in " + ManifestLocation() +
+           " (a malformed ICD JSON file is reported this way); VK_LOADER_DEBUG=error prints the "
+           "loader's reason.";
   }
-  CheckVk(r, "vkCreateInstance");
   instance_fns_ = LoadInstanceFunctions(global, instance_);
 
   validation_enabled_ = validation;

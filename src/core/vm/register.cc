@@ -16,6 +16,11 @@ void RegisterVM() {
   vm::RegisterShapeBuiltins();
   vm::RegisterMemoryBuiltins();
   vm::RegisterControlBuiltins();
+  vm::RegisterSamplingBuiltins();
+  vm::RegisterLogitBuiltins();
+  vm::RegisterTensorCacheBuiltins();
+  vm::RegisterParamCacheBuiltins();
+  vm::RegisterPyFuncBuiltins();
 }
 
 }  // namespace core

@@ -10,6 +10,7 @@
 
 #include "../device_registry.h"
 #include "../release_train.h"
+#include "builtin_hints.h"
 #include "ffi_names.h"
 
 namespace tvm_runtime {
@@ -247,15 +248,18 @@ void VirtualMachine::InitFuncPool() {
         for (const Any& lib : imports_) {
           libs += (libs.empty() ? "" : ", ") + std::string(lib.cast<ffi::Module>()->kind());
         }
+        std::string advice = MissingFunctionHint(f.name);
+        if (advice.empty() && IsRuntimeBuiltinName(f.name)) advice = UnprovidedBuiltinHint(f.name);
         backend::ThrowError(
             "RuntimeError",
             "Cannot find function '" + SafeText(f.name) + "' (entry " + std::to_string(i) +
                 " of the VM function table). Looked in the executable's kernel library (imports: " +
                 (libs.empty() ? std::string("none") : libs) +
-                ", searched with their own imports) and then in the global function registry. The "
-                "artifact lacks this kernel: re-export it with apache-tvm 0.27, or register a "
-                "global function of that name before creating the VirtualMachine." +
-                MissingFunctionHint(f.name));
+                ", searched with their own imports) and then in the global function registry." +
+                (advice.empty() ? std::string(" The artifact lacks this kernel: re-export it with "
+                                              "apache-tvm 0.27, or register a global function of "
+                                              "that name before creating the VirtualMachine.")
+                                : advice));
       }
       pool[i] = *func;
       entries[i].kind = PoolEntry::kPacked;

@@ -11,6 +11,13 @@ void RegisterShapeBuiltins();    // shape heap, match/make shape, checks (builti
 void RegisterMemoryBuiltins();   // storage, tensors, copies (builtins_memory.cc)
 void RegisterControlBuiltins();  // tuples, closures, conditions (builtins_control.cc)
 
+// Language-model support and the weight cache.
+void RegisterSamplingBuiltins();     // token sampling (builtins_sampling.cc)
+void RegisterLogitBuiltins();        // penalties, temperature softmax (builtins_logits.cc)
+void RegisterTensorCacheBuiltins();  // tensor (weight) cache (tensor_cache.cc)
+void RegisterParamCacheBuiltins();   // parameter arrays/modules from it (param_from_cache.cc)
+void RegisterPyFuncBuiltins();       // call_py_func registry (builtins_py_func.cc)
+
 }  // namespace vm
 }  // namespace core
 }  // namespace tvm_runtime

@@ -14,13 +14,9 @@
  *   FAKE_CUDA_DRIVER_VERSION=<n> cuDriverGetVersion (default 13000)
  *   FAKE_CUDA_REJECT_LOADS=<n>  the first n module loads fail with CUDA_ERROR_INVALID_IMAGE
  */
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define FAKE_DRIVER_PREFIX fake_cuda
+#include "../../fake_drivers/fake_log.h"
 
-#define API __attribute__((visibility("default")))
 #define MAX_DEVICES 8
 
 typedef int CUresult;
@@ -80,37 +76,6 @@ static __thread Ctx* t_stack[16];
 static __thread int t_depth = 0;
 static int g_next_stream = 1, g_next_event = 1;
 static double g_clock_ms = 0;
-static long g_live_allocations = 0;
-
-/* ------------------------------------------------------------------------------ the log */
-
-static char* g_log = NULL;
-static size_t g_log_size = 0, g_log_cap = 0;
-
-static void Log(const char* fmt, ...) {
-  char line[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
-  line[n++] = '\n';
-  if (g_log_size + (size_t)n + 1 > g_log_cap) {
-    g_log_cap = (g_log_cap + (size_t)n + 1) * 2;
-    g_log = (char*)realloc(g_log, g_log_cap);
-  }
-  memcpy(g_log + g_log_size, line, (size_t)n);
-  g_log_size += (size_t)n;
-  g_log[g_log_size] = '\0';
-}
-
-API const char* fake_cuda_log(void) { return g_log ? g_log : ""; }
-API void fake_cuda_clear_log(void) {
-  g_log_size = 0;
-  if (g_log) g_log[0] = '\0';
-}
-API long fake_cuda_live_allocations(void) { return g_live_allocations; }
 
 /* How many 8-byte parameter values to record for launches of `kernel`. */
 static struct {
@@ -135,18 +100,6 @@ static int ExpectedParams(const char* kernel) {
     if (strcmp(g_expect[i].name, kernel) == 0) return g_expect[i].n;
   }
   return 0;
-}
-
-/* FNV-1a, so tests can check which image was loaded. */
-static uint64_t Fnv1a(const char* p, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; ++i) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-  return h;
-}
-
-static int EnvInt(const char* name, int fallback) {
-  const char* v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
 }
 
 static int CtxId(void) { return t_current ? t_current->device : -1; }
@@ -452,18 +405,7 @@ API CUresult cuModuleLoadDataEx(Module** m, const void* image, unsigned n, int* 
   int is_ptx = !is_cubin && strstr(p, ".version") != NULL;
   size_t size = 0;
   if (is_cubin) {
-    /* ELF64: the file ends with its section or its program header table. */
-    uint64_t shoff, phoff;
-    uint16_t phentsize, phnum, shentsize, shnum;
-    memcpy(&phoff, p + 0x20, 8);
-    memcpy(&shoff, p + 0x28, 8);
-    memcpy(&phentsize, p + 0x36, 2);
-    memcpy(&phnum, p + 0x38, 2);
-    memcpy(&shentsize, p + 0x3A, 2);
-    memcpy(&shnum, p + 0x3C, 2);
-    uint64_t sh_end = shoff + (uint64_t)shentsize * shnum;
-    uint64_t ph_end = phoff + (uint64_t)phentsize * phnum;
-    size = (size_t)(sh_end > ph_end ? sh_end : ph_end);
+    size = Elf64Size(p);
   } else if (is_ptx) {
     size = strlen(p);
   }

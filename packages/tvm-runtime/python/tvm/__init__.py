@@ -37,6 +37,7 @@ from .runtime import (
     metal,
     vpi,
     vulkan,
+    webgpu,
     ext_dev,
     hexagon,
 )
@@ -67,4 +68,5 @@ __all__ = [
     "runtime",
     "vpi",
     "vulkan",
+    "webgpu",
 ]

@@ -10,7 +10,7 @@ import ctypes
 import os
 from typing import Any
 
-import tvm_ffi  # noqa: F401  (loads libtvm_ffi.so RTLD_GLOBAL first)
+import tvm_ffi  # (loads libtvm_ffi.so RTLD_GLOBAL first)
 
 LIB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
 LIB_PATH = os.path.join(LIB_DIR, "libtvm_runtime.so")
@@ -53,6 +53,9 @@ def _load() -> ctypes.CDLL:
 
 
 LIB = _load()
+# The core raises kind "NotImplementedError" for apache-tvm runtime features it does not provide
+# (e.g. token-tree attention in the KV cache): Python's NotImplementedError, a RuntimeError.
+tvm_ffi.register_error("NotImplementedError", NotImplementedError)
 ABI_VERSION: int = LIB.TVMRuntimeGetABIVersion()
 VERSION: str = LIB.TVMRuntimeVersion().decode()
 

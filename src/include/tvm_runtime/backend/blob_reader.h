@@ -35,6 +35,19 @@ class BlobReader {
     return value;
   }
 
+  /* Copies the next `n` raw bytes to `dst` (one bounds check, one memcpy: bulk tensor data). */
+  void ReadBytes(void* dst, size_t n) {
+    Require(n, "raw bytes");
+    if (n != 0) std::memcpy(dst, data_ + pos_, n);
+    pos_ += n;
+  }
+
+  /* Steps over the next `n` bytes without reading them (a payload another parser reads). */
+  void Skip(size_t n) {
+    Require(n, "skipped bytes");
+    pos_ += n;
+  }
+
   std::string ReadString() {
     uint64_t n = ReadCount(1, "a string");
     std::string out(data_ + pos_, static_cast<size_t>(n));

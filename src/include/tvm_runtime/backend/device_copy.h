@@ -12,6 +12,7 @@
 #include <tvm_runtime/backend/error.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace tvm_runtime {
@@ -35,6 +36,16 @@ inline CopyDirection ClassifyCopy(DLDevice from, DLDevice to, int32_t device_typ
   ThrowError("ValueError", std::string(backend) + " cannot copy between device types " +
                                std::to_string(from.device_type) + " and " +
                                std::to_string(to.device_type));
+}
+
+/* Copies between two kinds of host memory (CPU, pinned CUDA/ROCm host memory) need no driver:
+ * memcpy and true.  False for any pair that involves device memory. */
+inline bool CopyBetweenHosts(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
+                             uint64_t nbytes, DLDevice dev_from, DLDevice dev_to) {
+  if (!IsHostDevice(dev_from) || !IsHostDevice(dev_to)) return false;
+  std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
+              nbytes);
+  return true;
 }
 
 /* Throws unless [offset, offset + nbytes) fits in a buffer of `size` bytes. */

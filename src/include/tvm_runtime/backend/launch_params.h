@@ -26,6 +26,16 @@ struct LaunchDims {
   size_t block(int i) const { return work[3 + i]; }
   size_t cluster(int i) const { return work[6 + i]; }
   size_t preferred_cluster(int i) const { return work[9 + i]; }
+
+  /* "grid (x, y, z), block (x, y, z), N bytes of dynamic shared memory", for launch errors. */
+  std::string Describe() const {
+    auto dims = [this](int first) {
+      return "(" + std::to_string(work[first]) + ", " + std::to_string(work[first + 1]) + ", " +
+             std::to_string(work[first + 2]) + ")";
+    };
+    return "grid " + dims(0) + ", block " + dims(3) + ", " + std::to_string(dyn_shmem_bytes) +
+           " bytes of dynamic shared memory";
+  }
 };
 
 class LaunchPlan {

@@ -188,7 +188,8 @@ def _load_entry(record: BackendRecord) -> None:
         else:
             loader.run_plugin(record.name, target)
         mark_loaded(record, target)
-    except Exception as err:  # noqa: BLE001 - a broken backend must never break `import tvm`
+    # A broken backend must never break `import tvm`, not even one that calls sys.exit().
+    except (Exception, SystemExit) as err:  # noqa: BLE001
         mark_failed(record, err)
         _warn_failure(record)
 

@@ -22,8 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=9090, help="first port to try")
     parser.add_argument("--port-end", type=int, default=9199, help="end of the port range to try")
+    parser.add_argument(
+        "--through-proxy",
+        action="store_true",
+        help="serve through the RPC proxy at --host:--port (connect out to it) instead of listening",
+    )
     parser.add_argument("--tracker", type=_tracker_addr, help="register with the tracker at HOST:PORT")
-    parser.add_argument("--key", default="", help="device key reported to the tracker")
+    parser.add_argument(
+        "--key", default="", help="device key: reported to the tracker, or served under at the proxy"
+    )
     parser.add_argument("--custom-addr", help="address reported to the tracker instead of the peer's view")
     parser.add_argument("--silent", action="store_true", help="log errors only")
     parser.add_argument(
@@ -33,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tracker and not args.key:
         parser.error("--tracker needs --key (the name clients request the device by)")
+    if args.through_proxy and args.tracker:
+        parser.error("--through-proxy with --tracker: start the proxy with --tracker instead")
 
     logging.basicConfig(
         level=logging.ERROR if args.silent else logging.INFO,
@@ -50,12 +59,19 @@ def main(argv: list[str] | None = None) -> int:
         custom_addr=args.custom_addr,
         max_packet_bytes=args.max_packet_bytes,
         work_root=args.work_dir,
+        is_proxy=args.through_proxy,
     )
-    print(f"tvm-runtime RPC server listening on {args.host}:{server.port}", flush=True)
+    if args.through_proxy:
+        print(f"tvm-runtime RPC server serving through the proxy at {args.host}:{server.port}", flush=True)
+    else:
+        print(f"tvm-runtime RPC server listening on {args.host}:{server.port}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+    except (ConnectionError, ValueError) as err:
+        print(f"rpc_server: error: {err}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

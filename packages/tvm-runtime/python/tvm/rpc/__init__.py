@@ -1,4 +1,4 @@
-"""Remote procedure calls compatible with apache-tvm 0.27's RPC (server, client, tracker).
+"""Remote procedure calls compatible with apache-tvm 0.27's RPC (server, client, tracker, proxy).
 
 Nothing here is imported by ``import tvm``; the submodules load on first use.
 """
@@ -15,6 +15,7 @@ _LAZY = {
     "RPCSession": "client",
     "TrackerSession": "client",
     "Tracker": "tracker",
+    "Proxy": "proxy",
 }
 
 

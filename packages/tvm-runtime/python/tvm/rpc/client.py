@@ -489,7 +489,11 @@ def connect(
     enable_logging: bool = False,
     timeout: float | None = 60,
 ) -> RPCSession:
-    """Open a session with the RPC server at ``url:port`` (``key`` must match the server's)."""
+    """Open a session with the RPC server at ``url:port`` (``key`` must match the server's).
+
+    ``url:port`` may be an RPC proxy: it pairs us with the server that connected to it under
+    ``key``, waiting up to ``timeout`` seconds for one.
+    """
     del enable_logging  # accepted for apache-tvm compatibility
     full_key = "client:" + key
     if session_timeout:
@@ -499,7 +503,13 @@ def connect(
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         base.send_i32(sock, base.RPC_MAGIC)
         base.send_key(sock, full_key)
-        code = base.recv_i32(sock)
+        try:
+            code = base.recv_i32(sock)
+        except socket.timeout:
+            raise RPCError(
+                f"{url}:{port} did not answer the RPC handshake within {timeout}s "
+                f"(if it is an RPC proxy: no server with key={key!r} connected to it)"
+            ) from None
         if code == base.RPC_CODE_MISMATCH:
             raise RPCError(f"{url}:{port} has no server that matches key={key!r}")
         if code == base.RPC_CODE_DUPLICATE:

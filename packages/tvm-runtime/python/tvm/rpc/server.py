@@ -1,5 +1,6 @@
-"""The RPC server: accepts apache-tvm 0.27 clients (directly or through a tracker) and serves
-each one in its own forked process with its own working directory.
+"""The RPC server: accepts apache-tvm 0.27 clients (directly, through a tracker, or through an
+RPC proxy it connects out to) and serves each one in its own forked process with its own
+working directory.
 
 Why a process per session: a kernel that crashes or hangs, a client that disappears or a
 session that outlives its ``-timeout`` only takes its own process down; the listener keeps
@@ -28,6 +29,10 @@ TRACKER_PING_PERIOD = 2.0
 HANDSHAKE_TIMEOUT = 10.0
 # Exit status of a session process whose client went away mid-call.
 _EXIT_HANGUP = 3
+# Proxy mode: consecutive failures to reach the proxy before giving up, and the pause between
+# attempts (apache-tvm's server gives up after 5 retries 5 s apart).
+PROXY_MAX_RETRY = 5
+PROXY_RETRY_PERIOD = 5.0
 
 
 def _parse_opts(words: list[str]) -> dict[str, Any]:
@@ -98,7 +103,11 @@ def _close_with_error(conn: socket.socket, message: str, make_packet: Any) -> No
 
 
 class RPCServer:
-    """Listen on ``host:[port, port_end)``, optionally registered with a tracker under ``key``."""
+    """Listen on ``host:[port, port_end)``, optionally registered with a tracker under ``key``.
+
+    With ``is_proxy``, listen nowhere: ``host:port`` is an RPC proxy (``tvm.exec.rpc_proxy``);
+    connect to it as ``server:<key>``, serve the client it pairs us with, and connect again.
+    """
 
     def __init__(
         self,
@@ -110,10 +119,12 @@ class RPCServer:
         custom_addr: str | None = None,
         max_packet_bytes: int | None = None,
         work_root: str | None = None,
+        is_proxy: bool = False,
     ) -> None:
         from ._session import DEFAULT_MAX_PACKET_BYTES
 
         self.host = host
+        self.is_proxy = is_proxy
         self.key = key
         self.tracker_addr = tracker_addr
         self.custom_addr = custom_addr
@@ -122,6 +133,17 @@ class RPCServer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ctx = multiprocessing.get_context("fork")
+        self._proxy_conn: socket.socket | None = None
+        if is_proxy:
+            if tracker_addr:
+                raise ValueError(
+                    "a server behind an RPC proxy is not registered with a tracker itself: "
+                    "start the proxy with --tracker instead"
+                )
+            self.sock = None
+            self.port = port
+            logger.info("serving through the RPC proxy at %s:%d as %r", host, port, key)
+            return
         self.sock = base.bind_in_range(host, port, port_end, backlog=8, what="the RPC server")
         self.port = self.sock.getsockname()[1]
         logger.info("bind to %s:%d", host, self.port)
@@ -136,14 +158,21 @@ class RPCServer:
 
     def terminate(self) -> None:
         self._stop.set()
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        for sock in (self.sock, self._proxy_conn):
+            if sock is None:
+                continue
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked waiting on it
+            except OSError:
+                pass
+            sock.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
 
     def serve_forever(self) -> None:
+        if self.is_proxy:
+            self._serve_through_proxy()
+            return
         tracker: socket.socket | None = None
         while not self._stop.is_set():
             try:
@@ -234,6 +263,67 @@ class RPCServer:
                 continue
             return conn, addr, _parse_opts(words[1:])
         return None
+
+    # ------------------------------------------------------------------ proxy mode
+
+    def _serve_through_proxy(self) -> None:
+        """Connect to the proxy, serve the client it pairs us with, repeat.
+
+        Raises ConnectionError when the proxy stays unreachable, ValueError when it refuses
+        our key (another server already waits under it) or is not an RPC proxy.
+        """
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                paired = self._wait_for_proxy_client()
+            except OSError as err:
+                if self._stop.is_set():
+                    break
+                failures += 1
+                if failures > PROXY_MAX_RETRY:
+                    raise ConnectionError(
+                        f"cannot reach the RPC proxy at {self.host}:{self.port} "
+                        f"after {PROXY_MAX_RETRY} retries: {err}"
+                    ) from err
+                logger.warning(
+                    "RPC proxy %s:%d: %s; retry in %gs", self.host, self.port, err, PROXY_RETRY_PERIOD
+                )
+                self._stop.wait(PROXY_RETRY_PERIOD)
+                continue
+            failures = 0
+            if paired is not None:
+                conn, client_key = paired
+                self._proxy_conn = None
+                self._serve_session(conn, f"{client_key!r} via proxy", _parse_opts(client_key.split()[1:]))
+
+    def _wait_for_proxy_client(self) -> tuple[socket.socket, str] | None:
+        """The connection and the client's key once the proxy pairs us, None if it gave up."""
+        conn = socket.create_connection((self.host, self.port), timeout=HANDSHAKE_TIMEOUT)
+        self._proxy_conn = conn
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            base.send_i32(conn, base.RPC_MAGIC)
+            base.send_key(conn, "server:" + self.key)
+            conn.settimeout(None)  # the proxy answers when a client comes, however late
+            code = base.recv_i32(conn)
+            if code == base.RPC_CODE_DUPLICATE:
+                raise ValueError(
+                    f"the RPC proxy at {self.host}:{self.port} already has a server with key "
+                    f"{self.key!r}: give each server behind a proxy its own --key"
+                )
+            if code == base.RPC_CODE_MISMATCH:
+                logger.info("the RPC proxy had no client for %r in time; reconnecting", self.key)
+                conn.close()
+                return None
+            if code != base.RPC_CODE_SUCCESS:
+                raise ValueError(f"{self.host}:{self.port} is not an RPC proxy (reply {code:#x})")
+            conn.settimeout(HANDSHAKE_TIMEOUT)
+            client_key = base.recv_key(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn, client_key
 
     # ------------------------------------------------------------------ sessions
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import _ctypes
+import ctypes
 import os
+import shutil
 import struct
+import tempfile
+import threading
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -91,8 +96,17 @@ class Module(tvm_ffi.Module):
         )
 
 
-def load_module(path: str | os.PathLike) -> Module:
-    """Load an artifact produced by apache-tvm's ``export_library`` (a ``.so``)."""
+def load_module(path: str | os.PathLike, keep_module_alive: bool | None = None) -> Module:
+    """Load an artifact produced by apache-tvm's ``export_library`` (a ``.so``).
+
+    ``keep_module_alive``: by default (None) the library is unloaded, with its constants (the
+    model's weights), once nothing references it any more: the module, a function taken from it,
+    a VirtualMachine over it.  So a long-running server that reloads models does not accumulate
+    them (apache-tvm 0.27, through tvm_ffi.load_module's default, keeps every loaded library for
+    the life of the process).  A library whose loading registered global functions (a tvm-ffi
+    extension rather than a compiled artifact) is kept, since those functions' code lives in it.
+    ``True`` keeps any library for good, as apache-tvm does; ``False`` never does.
+    """
     # Absolute, as apache-tvm does: dlopen would search the library path for a bare "model.so".
     path = os.path.abspath(os.fspath(path))
     if path.endswith((".o", ".tar")):
@@ -102,7 +116,86 @@ def load_module(path: str | os.PathLike) -> Module:
         )
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such artifact: {path}")
-    return tvm_ffi.load_module(path)
+    _check_library_bin(path)
+    if keep_module_alive is not None:
+        return _open_library(path, keep_module_alive)
+    globals_before = _global_function_count()
+    mod = _open_library(path, False)
+    if _global_function_count() != globals_before:
+        _keep_alive_for_process(mod)
+    return mod
+
+
+_CHECK_LIBRARY_BIN: Any = None  # runtime.CheckLibraryBin, bound on first use
+
+
+def _check_library_bin(path: str) -> None:
+    """The core checks the file's embedded module container (a ValueError naming the file and
+    what is wrong) before tvm-ffi parses it, whose parser would read a corrupted one out of
+    bounds.  It maps the file without loading it and steps over the payloads: microseconds."""
+    global _CHECK_LIBRARY_BIN
+    if _CHECK_LIBRARY_BIN is None:
+        _CHECK_LIBRARY_BIN = tvm_ffi.get_global_func("runtime.CheckLibraryBin")
+    _CHECK_LIBRARY_BIN(path)
+
+
+_LOCKS_GUARD = threading.Lock()
+_PATH_LOCKS: dict[str, threading.Lock] = {}  # one per artifact path: other files load in parallel
+_LOADED_BEFORE: set[str] = set()
+_KEPT_MAPPINGS: set[str] = set()  # paths whose current mapping is used by kept modules only
+
+
+def _path_lock(path: str) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _PATH_LOCKS.setdefault(path, threading.Lock())
+
+
+def _open_library(path: str, keep_module_alive: bool) -> Module:
+    """tvm_ffi.load_module, from a private copy when this file is already loaded.
+
+    The dynamic loader maps a file once per process, and compiled host code caches the functions
+    it looks up (kernels, `__tvm_set_device`) in statics of that one mapping, owned by whichever
+    module filled them.  A second module over the same mapping would call functions freed with
+    the first one (a crash once either is released), so it gets a mapping of its own.
+    """
+    with _path_lock(path):  # two threads loading one file at once must not share a mapping either
+        # Asking the loader costs tens of microseconds: only for files this process loaded before.
+        # A mapping that only modules kept for the process have used can be shared by another
+        # kept one (nothing it caches is ever freed): apache-tvm's reload-forever pattern keeps
+        # one mapping instead of a copy per load.
+        if (
+            path not in _LOADED_BEFORE
+            or (keep_module_alive and path in _KEPT_MAPPINGS)
+            or not _is_mapped(path)
+        ):
+            _LOADED_BEFORE.add(path)
+            if keep_module_alive:
+                _KEPT_MAPPINGS.add(path)
+            else:
+                _KEPT_MAPPINGS.discard(path)
+            return tvm_ffi.load_module(path, keep_module_alive=keep_module_alive)
+        with tempfile.TemporaryDirectory(prefix="tvm-module-") as private:
+            copy = os.path.join(private, os.path.basename(path))
+            shutil.copyfile(path, copy)
+            return tvm_ffi.load_module(copy, keep_module_alive=keep_module_alive)
+
+
+def _is_mapped(path: str) -> bool:
+    try:
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return False
+    _ctypes.dlclose(lib._handle)  # RTLD_NOLOAD took a reference
+    return True
+
+
+def _global_function_count() -> int:
+    # The count alone: listing the names would cost more than loading a small artifact.
+    return tvm_ffi.get_global_func("ffi.FunctionListGlobalNamesFunctor")()(-1)
+
+
+def _keep_alive_for_process(mod: Module) -> None:
+    tvm_ffi.get_global_func("ffi.ModuleGlobalsAdd")(mod)
 
 
 def enabled(target: Any) -> bool:

@@ -269,3 +269,10 @@ class VirtualMachine:
             repeats_to_cooldown=repeats_to_cooldown,
             f_preproc=f_preproc,
         )
+
+
+# override=True: reloading this module must not fail on its own earlier registration.
+@tvm_ffi.register_global_func("vm.builtin.debug_print", override=True)
+def _debug_print(line_info: str, array: Any) -> None:
+    """Target of ``nn.op.print_`` (via ``vm.builtin.invoke_debug_func``), as apache-tvm 0.27 prints."""
+    print(f"{line_info}: shape = {array.shape}, dtype = {array.dtype}, data =\n{array}")

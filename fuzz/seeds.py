@@ -1,0 +1,69 @@
+"""Seed corpora for the fuzz targets, taken apart from the real apache-tvm 0.27 artifacts.
+
+    python fuzz/seeds.py OUT_DIR     # writes OUT_DIR/<target>/<artifact>.bin
+
+Every seed is a payload exactly as an exported library embeds it (see tvm-0.27-abi.md, section 3),
+read with the ELF and library-bin readers the backend tests use (tests/backend_testing.py).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+sys.path.insert(0, str(ROOT / "tests"))
+import backend_testing  # noqa: E402  (the tests' own helpers, found through the line above)
+
+# Target -> module kind whose payloads seed it (None: the whole library-bin container).
+MODULE_TARGETS = {
+    "vm_executable": "relax.VMExecutable",
+    "opencl_module": "opencl",
+    "vulkan_module": "vulkan",
+    "cuda_module": "cuda",
+}
+LIBRARY_BIN_TARGET = "library_bin"
+PARAMS_TARGET = "params"
+TARGETS = (LIBRARY_BIN_TARGET, PARAMS_TARGET, *MODULE_TARGETS)
+
+
+def library_bin(data: bytes) -> bytes | None:
+    """The container of an exported library without its leading u64 size (None if it has none)."""
+    try:
+        start, _ = backend_testing.find_symbol(data, backend_testing.LIBRARY_BIN)
+    except KeyError:
+        return None
+    (nbytes,) = struct.unpack_from("<Q", data, start)
+    return data[start + 8 : start + 8 + nbytes]
+
+
+def write_seeds(out: Path) -> dict[str, int]:
+    """Writes every target's seeds; returns how many each got."""
+    counts = {target: 0 for target in TARGETS}
+
+    def put(target: str, name: str, blob: bytes) -> None:
+        directory = out / target
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"{name}.bin").write_bytes(blob)
+        counts[target] += 1
+
+    for so in sorted(ARTIFACTS.rglob("*.so")):
+        data = so.read_bytes()
+        container = library_bin(data)
+        if container is None:
+            continue
+        name = "_".join(so.relative_to(ARTIFACTS).with_suffix("").parts)
+        put(LIBRARY_BIN_TARGET, name, container)
+        for i, module in enumerate(backend_testing.read_embedded_modules(data)):
+            for target, kind in MODULE_TARGETS.items():
+                if module.kind == kind:
+                    put(target, f"{name}_{i}", module.payload)
+    for blob in sorted((ARTIFACTS / "params").glob("*.bin")):
+        put(PARAMS_TARGET, blob.stem, blob.read_bytes())
+    return counts
+
+
+if __name__ == "__main__":
+    print(write_seeds(Path(sys.argv[1])))

@@ -1,0 +1,54 @@
+/*
+ * The ROCm implementations of the core's device table (tvm_runtime/c_api.h): kDLROCM device
+ * memory, copies, streams and attributes, and kDLROCMHost page-locked host memory.
+ */
+#ifndef TVM_RUNTIME_BACKENDS_ROCM_ROCM_DEVICE_API_H_
+#define TVM_RUNTIME_BACKENDS_ROCM_ROCM_DEVICE_API_H_
+
+#include <tvm_runtime/backend/device_api_table.h>
+
+#include <string>
+
+namespace tvm_runtime {
+namespace rocm {
+
+class RocmDeviceAPI final : public backend::DeviceBackend {
+ public:
+  void SetDevice(int32_t device_id) override;
+  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override;
+  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
+                  DLDataType type_hint) override;
+  void FreeData(int32_t device_id, void* data) override;
+  void CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
+                uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,
+                void* stream) override;
+  void StreamSync(int32_t device_id, void* stream) override;
+
+  bool SupportsStreams() const override { return true; }
+  void* StreamCreate(int32_t device_id) override;
+  void StreamFree(int32_t device_id, void* stream) override;
+  void SyncStreamFromTo(int32_t device_id, void* src, void* dst) override;
+
+  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
+  std::string DriverStatus() override;
+};
+
+/* kDLROCMHost: pinned host memory, which the GPU copies from and to asynchronously. */
+class RocmHostDeviceAPI final : public backend::DeviceBackend {
+ public:
+  void SetDevice(int32_t device_id) override {}
+  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override;
+  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
+                  DLDataType type_hint) override;
+  void FreeData(int32_t device_id, void* data) override;
+  void CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
+                uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,
+                void* stream) override;
+  void StreamSync(int32_t device_id, void* stream) override {}
+  std::string DriverStatus() override;
+};
+
+}  // namespace rocm
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKENDS_ROCM_ROCM_DEVICE_API_H_

@@ -1,0 +1,18 @@
+/* RegisterLanguageModelState: everything src/core/lm adds to the global registry. */
+#include "../core_init.h"
+#include "kv_state.h"
+#include "lm_init.h"
+
+namespace tvm_runtime {
+namespace core {
+
+void RegisterLanguageModelState() {
+  // Allocate the object type indices now rather than on first use.
+  lm::KVStateObj::_GetOrAllocRuntimeTypeIndex();
+  lm::RegisterKVCacheBuiltins();
+  lm::RegisterRNNStateBuiltins();
+  lm::RegisterLegacyKVCacheBuiltins();
+}
+
+}  // namespace core
+}  // namespace tvm_runtime

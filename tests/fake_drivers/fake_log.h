@@ -1,0 +1,85 @@
+/*
+ * What every fake vendor driver of the test suite (tests/cuda/fake_driver/fake_cuda.c,
+ * tests/rocm/fake_driver/fake_hip.c) shares: the text log of calls that tests read back, the
+ * count of live allocations, FNV-1a hashes of loaded images and integer settings from the
+ * environment.
+ *
+ * Include it once per fake, after defining FAKE_DRIVER_PREFIX (e.g. fake_cuda): the fake then
+ * exports <prefix>_log(), <prefix>_clear_log() and <prefix>_live_allocations().
+ */
+#ifndef TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
+#define TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FAKE_DRIVER_PREFIX
+#error "define FAKE_DRIVER_PREFIX before including fake_log.h"
+#endif
+
+#define API __attribute__((visibility("default")))
+#define FAKE_JOIN2(a, b) a##_##b
+#define FAKE_JOIN(a, b) FAKE_JOIN2(a, b)
+#define FAKE_EXPORT(name) FAKE_JOIN(FAKE_DRIVER_PREFIX, name)
+
+static char* g_log = NULL;
+static size_t g_log_size = 0, g_log_cap = 0;
+static long g_live_allocations = 0;
+
+/* Appends one line ("<what> key=value ...") to the log. */
+static void Log(const char* fmt, ...) {
+  char line[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
+  line[n++] = '\n';
+  if (g_log_size + (size_t)n + 1 > g_log_cap) {
+    g_log_cap = (g_log_cap + (size_t)n + 1) * 2;
+    g_log = (char*)realloc(g_log, g_log_cap);
+  }
+  memcpy(g_log + g_log_size, line, (size_t)n);
+  g_log_size += (size_t)n;
+  g_log[g_log_size] = '\0';
+}
+
+API const char* FAKE_EXPORT(log)(void) { return g_log ? g_log : ""; }
+API void FAKE_EXPORT(clear_log)(void) {
+  g_log_size = 0;
+  if (g_log) g_log[0] = '\0';
+}
+API long FAKE_EXPORT(live_allocations)(void) { return g_live_allocations; }
+
+/* FNV-1a, so tests can check which image was loaded. */
+static uint64_t Fnv1a(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; ++i) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static int EnvInt(const char* name, int fallback) {
+  const char* v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
+}
+
+/* The size of an ELF64 file: it ends with its section or its program header table. */
+static size_t Elf64Size(const char* p) {
+  uint64_t shoff, phoff;
+  uint16_t phentsize, phnum, shentsize, shnum;
+  memcpy(&phoff, p + 0x20, 8);
+  memcpy(&shoff, p + 0x28, 8);
+  memcpy(&phentsize, p + 0x36, 2);
+  memcpy(&phnum, p + 0x38, 2);
+  memcpy(&shentsize, p + 0x3A, 2);
+  memcpy(&shnum, p + 0x3C, 2);
+  uint64_t sh_end = shoff + (uint64_t)shentsize * shnum;
+  uint64_t ph_end = phoff + (uint64_t)phentsize * phnum;
+  return (size_t)(sh_end > ph_end ? sh_end : ph_end);
+}
+
+#endif  // TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_

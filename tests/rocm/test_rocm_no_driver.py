@@ -1,0 +1,112 @@
+"""Machines without a usable HIP runtime or AMD GPU: the backend imports, reports no device and
+says why, loads artifacts lazily, and turns every device use into a clear error, never a crash.
+
+Each case runs in a fresh interpreter with TVM_ROCM_LIBRARY pointing at what the search should
+find, so it behaves the same on machines with a GPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+from backend_testing import driver_status, no_driver_script, run_diagnostics, run_without_driver
+from rocm_support import ROCM, ROCM_HOST, artifact, build_fake_hip
+
+import tvm
+from conftest import run_python
+
+SCRIPT = no_driver_script(
+    "rocm",
+    ROCM,
+    artifact("add"),
+    checks=f"""\
+assert tvm.device({ROCM_HOST}, 0).exist is False
+assert tvm.runtime.enabled("rocm")
+""",
+    probes="""\
+    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
+    ("pinned", lambda: tvm.runtime.empty((4,), "float32", tvm.device(11, 0))),
+    ("detect", lambda: detect_target(dev)),
+    ("kernel", lambda: mod.imports[0]["add_kernel"](None, None, None, 16, 64)),
+    ("stream", lambda: dev.create_raw_stream()),
+""",
+)
+
+
+def run_without_rocm(env: dict[str, str]) -> tuple[str, str]:
+    out = run_without_driver(SCRIPT, env)
+    return driver_status(out), out
+
+
+def test_missing_hip_library():
+    status, out = run_without_rocm({"TVM_ROCM_LIBRARY": "/nonexistent/libamdhip64.so"})
+    assert "the HIP runtime library (libamdhip64.so) could not be opened" in status
+    assert "/nonexistent/libamdhip64.so" in status
+    assert "Install ROCm 6.0 or newer" in status and "TVM_ROCM_LIBRARY" in status
+    for probe in ("empty", "pinned", "kernel", "stream"):
+        assert f"{probe} RAISED RuntimeError ROCm is not available" in out, out
+    assert "detect RAISED ValueError" in out
+
+
+def test_search_order_without_override(tmp_path):
+    # ROCM_PATH first, then the conda environment, the system, and ROCm's default prefix.
+    env = {"ROCM_PATH": str(tmp_path / "rocm"), "TVM_ROCM_LIBRARY": ""}
+    status, _ = run_without_rocm(env)
+    tried = status.split("could not be opened (", 1)[1]
+    first = tried.index(str(tmp_path / "rocm" / "lib" / "libamdhip64.so"))
+    assert first < tried.index("libamdhip64.so.6") < tried.index("/opt/rocm/lib/libamdhip64.so")
+
+
+def test_missing_runtime_diagnostics():
+    out = run_diagnostics({"TVM_ROCM_LIBRARY": "/nonexistent/libamdhip64.so"})
+    assert "rocm " in out and "loaded" in out
+    assert "HIP runtime library (libamdhip64.so) could not be opened" in out
+
+
+def test_this_machine_without_rocm():
+    if tvm.rocm(0).exist:
+        pytest.skip("this machine has a ROCm device")
+    status = tvm.get_global_func("runtime.DeviceDriverStatus")(ROCM)
+    assert status, "a machine without a ROCm device must say why"
+
+
+def test_library_that_is_not_the_hip_runtime():
+    status, _ = run_without_rocm({"TVM_ROCM_LIBRARY": "libm.so.6"})
+    assert "libm.so.6: not a usable HIP runtime library (missing hipInit" in status
+    assert "ROCm 6.0 or newer" in status
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    return str(build_fake_hip(tmp_path_factory.mktemp("fake-hip")))
+
+
+def test_runtime_without_gpu(fake):
+    # What libamdhip64 answers where /dev/kfd is missing (a container without the device).
+    status, _ = run_without_rocm({"TVM_ROCM_LIBRARY": fake, "FAKE_HIP_INIT_ERROR": "100"})
+    assert "reports no AMD GPU" in status and "ROCm 6.3" in status and fake in status
+    assert "/dev/kfd" in status
+
+
+def test_gpus_hidden_by_hip_visible_devices(fake):
+    env = {"TVM_ROCM_LIBRARY": fake, "FAKE_HIP_DEVICES": "0", "HIP_VISIBLE_DEVICES": ""}
+    status, _ = run_without_rocm(env)
+    assert 'HIP_VISIBLE_DEVICES="" hides every GPU' in status
+
+
+def test_artifact_without_the_backend_names_the_wheel():
+    # TVM_BACKENDS leaves the ROCm backend out, as if tvm-runtime-rocm were not installed: the
+    # core's placeholder (from this wheel's declaration) loads the artifact, and the kernel
+    # fails when called, naming the wheel.
+    proc = run_python(
+        f"""
+        import numpy as np, tvm
+        mod = tvm.runtime.load_module({artifact("add")!r})
+        try:
+            mod.imports[0]["add_kernel"](None, None, None, 16, 64)
+        except RuntimeError as err:
+            print("RAISED", err)
+        """,
+        env={"TVM_BACKENDS": "opencl"},
+    )
+    assert "Cannot run kernel 'add_kernel' of this artifact's 'hip' device module" in proc.stdout
+    assert "tvm-runtime-rocm" in proc.stdout, proc.stdout
