@@ -1,8 +1,8 @@
 /*
  * Fuzz target: a GPU backend's module payload (`ffi.Module.load_from_bytes.<kind>`), compiled
- * once per kind with -DFUZZ_MODULE_KIND="opencl" / "vulkan" / "cuda".  A payload that loads is
- * serialized again and reloaded, and every kernel of its function table is looked up, which
- * builds its argument signature and launch plan (no device is touched: the drivers are opened
+ * once per kind with -DFUZZ_MODULE_KIND="opencl" / "vulkan" / "cuda" / "webgpu" / "hip".  A payload
+ * that loads is serialized again and reloaded, and every kernel of its function table is looked up,
+ * which builds its argument signature and launch plan (no device is touched: the drivers are opened
  * at first launch).
  */
 #include <tvm/ffi/string.h>
@@ -16,7 +16,11 @@
 #include "fuzz_runtime.h"
 
 #ifndef FUZZ_MODULE_KIND
-#error "compile with -DFUZZ_MODULE_KIND=\"opencl\" (or vulkan, cuda)"
+#error "compile with -DFUZZ_MODULE_KIND=\"opencl\" (or vulkan, cuda, webgpu, hip)"
+#endif
+// The backend wheel that serves the kind, where its name differs (ROCm serves `hip`).
+#ifndef FUZZ_BACKEND
+#define FUZZ_BACKEND FUZZ_MODULE_KIND
 #endif
 
 namespace {
@@ -28,7 +32,7 @@ ffi::Function load_module;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  tvmrt_fuzz::LoadRuntime({FUZZ_MODULE_KIND});
+  tvmrt_fuzz::LoadRuntime({FUZZ_BACKEND});
   load_module = tvmrt_fuzz::Global("ffi.Module.load_from_bytes." FUZZ_MODULE_KIND);
   return 0;
 }

@@ -23,6 +23,8 @@ MODULE_TARGETS = {
     "opencl_module": "opencl",
     "vulkan_module": "vulkan",
     "cuda_module": "cuda",
+    "webgpu_module": "webgpu",
+    "rocm_module": "hip",
 }
 LIBRARY_BIN_TARGET = "library_bin"
 PARAMS_TARGET = "params"

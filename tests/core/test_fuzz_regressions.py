@@ -7,12 +7,14 @@ corruptions are rebuilt here from a real artifact so the test reads as what it c
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tvm_ffi
 from backend_testing import LIBRARY_BIN, find_symbol
 
 import tvm
@@ -34,6 +36,34 @@ def test_params_valid_empty_tensor_still_round_trips():
     params = {"empty": tvm.runtime.tensor(np.zeros((3, 0, 5), "float32"))}
     back = tvm.runtime.load_param_dict(tvm.runtime.save_param_dict(params))
     assert back["empty"].shape == (3, 0, 5)
+
+
+def _run_like_the_vm_fuzz_target(blob: bytes) -> list[str]:
+    """What fuzz/fuzz_vm_executable.cc does with an input, through the Python API: load it, import
+    the real CPU models' kernels, call every VM function with zero tensors shaped like the models'
+    inputs.  Returns the clear errors raised (any other exception propagates)."""
+    executable = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.relax.VMExecutable")(blob)
+    for model in ("mlp_cpu", "mlp_dyn_cpu", "convnet_cpu"):
+        executable.import_module(tvm.runtime.load_module(ARTIFACTS / "relax" / f"{model}.so").imports[0])
+    vm = tvm.runtime.vm.VirtualMachine(executable, tvm.cpu())
+    mlp_shapes = [(4, 16), (16, 32), (32,), (32, 8), (8,)]
+    errors = []
+    for name, num_args in re.findall(r"@([^\s(]+)\(.*\): VM function, (\d+) args", executable["as_text"]()):
+        shapes = {5: mlp_shapes, 1: [(1, 3, 8, 8)]}.get(int(num_args), [(4, 16)] * int(num_args))
+        try:
+            vm[name](*[tvm.runtime.tensor(np.zeros(shape, "float32")) for shape in shapes])
+        except (ValueError, TypeError, IndexError, RuntimeError) as err:  # the harness's clear kinds
+            errors.append(str(err))
+    return errors
+
+
+def test_vm_alloc_tensor_with_overflowing_shape_is_rejected():
+    # fuzz target `vm_executable`: a corrupted shape constant made vm.builtin.alloc_tensor
+    # multiply dimensions past int64 (UBSan: signed overflow in StorageObj::AllocTensor); a
+    # wrapped size could also have passed the storage bounds check.
+    blob = (FINDINGS / "vm_executable" / "alloc_tensor_shape_overflow.bin").read_bytes()
+    errors = _run_like_the_vm_fuzz_target(blob)
+    assert any("alloc_tensor: the shape's size does not fit in 64 bits" in e for e in errors), errors
 
 
 # ------------------------------------------------------------------- the library-bin container

@@ -235,11 +235,26 @@ ffi::Tensor StorageObj::AllocTensor(int64_t offset, ffi::ShapeView shape, DLData
     backend::ThrowError("ValueError", "alloc_tensor: unsupported dtype " +
                                           std::string(ffi::DLDataTypeToString(dtype)));
   }
-  int64_t numel = 1;
+  // The product of the non-zero dimensions (the strides are made of it, even for an empty
+  // tensor) and the size in bits must fit, or a wrapped size would pass the bounds check below
+  // (the fuzzer found such a shape in a corrupted executable).
+  int64_t extent = 1;
+  bool empty = false;
+  bool overflow = false;
   for (int64_t d : shape) {
     if (d < 0) backend::ThrowError("ValueError", "alloc_tensor: negative dimension in shape");
-    numel *= d;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    overflow |= __builtin_mul_overflow(extent, d, &extent);
   }
+  uint64_t bits_per_element = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
+  if (overflow || (bits_per_element != 0 &&
+                   static_cast<uint64_t>(extent) > (UINT64_MAX - 7) / bits_per_element)) {
+    backend::ThrowError("ValueError", "alloc_tensor: the shape's size does not fit in 64 bits");
+  }
+  int64_t numel = empty ? 0 : extent;
   uint64_t needed = StorageBytes(numel, dtype);
   if (offset < 0 || static_cast<uint64_t>(offset) > buffer.size ||
       needed > buffer.size - static_cast<uint64_t>(offset)) {
