@@ -141,7 +141,7 @@ std::string SafeText(const std::string& text) {
   return out;
 }
 
-ffi::ObjectPtr<VMExecutable> VMExecutable::Parse(std::string payload) {
+ffi::ObjectPtr<VMExecutable> VMExecutable::Parse(ffi::Bytes payload) {
   auto exec = ffi::make_object<VMExecutable>();
   exec->payload_ = std::move(payload);
   exec->ParseBody(exec->payload_.data(), exec->payload_.size());
@@ -511,11 +511,9 @@ void RegisterVMExecutable() {
   namespace refl = ::tvm::ffi::reflection;
   refl::GlobalDef()
       .def("ffi.Module.load_from_bytes.relax.VMExecutable",
-           [](const ffi::Bytes& blob) {
-             return ffi::Module(VMExecutable::Parse(std::string(blob.data(), blob.size())));
-           })
+           [](const ffi::Bytes& blob) { return ffi::Module(VMExecutable::Parse(blob)); })
       .def("ffi.Module.load_from_file.relax.VMExecutable", [](const std::string& path) {
-        return ffi::Module(VMExecutable::Parse(ReadFileBytes(path)));
+        return ffi::Module(VMExecutable::Parse(ffi::Bytes(ReadFileBytes(path))));
       });
 }
 

@@ -58,7 +58,7 @@ struct FuncInfo {
 class VMExecutable : public ::tvm::ffi::ModuleObj {
  public:
   /* Parses a serialized executable; throws ValueError on anything malformed. */
-  static ::tvm::ffi::ObjectPtr<VMExecutable> Parse(std::string payload);
+  static ::tvm::ffi::ObjectPtr<VMExecutable> Parse(::tvm::ffi::Bytes payload);
 
   const char* kind() const final { return "relax.VMExecutable"; }
   int GetPropertyMask() const final {
@@ -66,7 +66,7 @@ class VMExecutable : public ::tvm::ffi::ModuleObj {
   }
   ::tvm::ffi::Optional<::tvm::ffi::Function> GetFunction(const ::tvm::ffi::String& name) final;
   /* The bytes exactly as loaded. */
-  ::tvm::ffi::Bytes SaveToBytes() const final { return ::tvm::ffi::Bytes(payload_); }
+  ::tvm::ffi::Bytes SaveToBytes() const final { return payload_; }
 
   std::string Stats() const;
   std::string AsText() const;
@@ -90,7 +90,8 @@ class VMExecutable : public ::tvm::ffi::ModuleObj {
   void Validate();
   std::string ArgText(const Arg& arg) const;
 
-  std::string payload_;
+  // The serialized form, shared with the loader's buffer (no copy), for SaveToBytes.
+  ::tvm::ffi::Bytes payload_;
   std::vector<Arg> arg_storage_;
 };
 
