@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -25,6 +26,21 @@ now = time.perf_counter_ns
 def log(msg: str) -> None:
     """Progress goes to stderr so that stdout stays the result."""
     print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------- command line
+
+
+def ours_vs_apache_parser(
+    doc: str, name: str, ours_needs: str = "tvm-runtime", apache_needs: str = "apache-tvm==0.27.0.post1"
+) -> argparse.ArgumentParser:
+    """The options every ours-vs-apache-tvm benchmark takes: its two venvs and where results go."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--ours-python", required=True, help=f"python of a venv with {ours_needs}")
+    p.add_argument("--apache-python", required=True, help=f"python of a venv with {apache_needs}")
+    p.add_argument("--out", type=Path, default=Path(f"results/{name}.json"))
+    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    return p
 
 
 # ---------------------------------------------------------------------------- child processes
@@ -119,12 +135,17 @@ def write_json(path: str | Path, results: dict[str, Any]) -> None:
 
 
 def ratio_targets(
-    measured: dict[str, dict[str, Any]], name: str, key: str, unit: str, limit: float
+    measured: dict[str, dict[str, Any]],
+    name: str,
+    key: str,
+    unit: str,
+    limit: float,
+    ratio_key: str = "per_call_median",
 ) -> list[dict[str, Any]]:
     """One target per measured item: its median ours/apache-tvm ratio must be <= ``limit``."""
     targets = []
     for label, m in measured.items():
-        value = m["ratio_ours_vs_apache"]["per_call_median"]
+        value = m["ratio_ours_vs_apache"][ratio_key]
         targets.append(
             {
                 "name": name,

@@ -29,7 +29,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, ratio_targets, run_child, run_header
+from _harness import (
+    child_env,
+    last_line,
+    log,
+    ours_vs_apache_parser,
+    publish,
+    ratio_targets,
+    run_child,
+    run_header,
+)
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -143,12 +152,8 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime[extra]")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
+    p = ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
     p.add_argument("--manifest", type=Path, default=MANIFEST)
-    p.add_argument("--out", type=Path, default=Path("results/extra_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
     p.add_argument("--rounds", type=int, default=4, help="children per variant and workload (default 4)")
     p.add_argument("--blocks", type=int, default=5, help="timed blocks per child (default 5)")
     p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, run_child, run_header
+from _harness import child_env, last_line, log, ours_vs_apache_parser, publish, run_child, run_header
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -142,11 +142,7 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
-    p.add_argument("--out", type=Path, default=Path("results/llm_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p = ours_vs_apache_parser(__doc__, "llm_bench")
     p.add_argument("--rounds", type=int, default=6, help="children per variant (default 6)")
     p.add_argument("--reps", type=int, default=30, help="timed requests per child (default 30)")
     p.add_argument("--warmup", type=int, default=5, help="untimed requests per child (default 5)")

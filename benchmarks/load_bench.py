@@ -30,7 +30,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, run_child, run_header
+from _harness import (
+    child_env,
+    last_line,
+    log,
+    ours_vs_apache_parser,
+    publish,
+    ratio_targets,
+    run_child,
+    run_header,
+)
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -136,12 +145,8 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
+    p = ours_vs_apache_parser(__doc__, "load_bench")
     p.add_argument("--models-dir", type=Path, required=True, help="make_torchvision_models.py output")
-    p.add_argument("--out", type=Path, default=Path("results/load_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
     p.add_argument("--rounds", type=int, default=6, help="children per variant and model")
     p.add_argument("--loads", type=int, default=20, help="timed loads per child")
     p.add_argument("--rss-cycles", type=int, default=200, help="reload cycles for the RSS growth")
@@ -180,18 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  ratio {m['ratio_ours_vs_apache']['per_call_median']:.3f}"
                 f"  ({time.perf_counter() - t0:.0f}s)"
             )
-    targets = [
-        {
-            "name": "load_and_vm_creation",
-            "model": label,
-            "measured": m["ratio_ours_vs_apache"]["per_call_median"],
-            "limit": RATIO_LIMIT,
-            "comparison": "<=",
-            "unit": "x apache-tvm (median ms of load_module + VirtualMachine)",
-            "pass": m["ratio_ours_vs_apache"]["per_call_median"] <= RATIO_LIMIT,
-        }
-        for label, m in models.items()
-    ]
+    targets = ratio_targets(
+        models,
+        "load_and_vm_creation",
+        "model",
+        "x apache-tvm (median ms of load_module + VirtualMachine)",
+        RATIO_LIMIT,
+    )
     results: dict[str, Any] = {
         **run_header("load_bench", t_begin, load_before, machine_info()),
         "venvs": venvs,

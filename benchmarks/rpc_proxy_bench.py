@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, log, write_json
+from _harness import child_env, log, ours_vs_apache_parser, write_json
 from _stats import median, ratio, summarize
 from core_bench import machine_info
 from rpc_bench import _free_port, _wait_listening, run_client, start_server
@@ -79,11 +79,7 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm 0.27 + tornado")
-    p.add_argument("--out", type=Path, default=Path("results/rpc_proxy_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p = ours_vs_apache_parser(__doc__, "rpc_proxy_bench", apache_needs="apache-tvm 0.27 + tornado")
     p.add_argument("--rounds", type=int, default=6, help="client sessions per route (default 6)")
     p.add_argument("--number", type=int, default=200, help="calls per latency block (default 200)")
     p.add_argument("--repeat", type=int, default=5, help="latency blocks per session (default 5)")

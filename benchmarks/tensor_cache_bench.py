@@ -25,7 +25,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, run_child, run_header
+from _harness import (
+    child_env,
+    last_line,
+    log,
+    ours_vs_apache_parser,
+    publish,
+    ratio_targets,
+    run_child,
+    run_header,
+)
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -127,11 +136,7 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
-    p.add_argument("--out", type=Path, default=Path("results/tensor_cache_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p = ours_vs_apache_parser(__doc__, "tensor_cache_bench")
     p.add_argument("--mb", type=int, default=256, help="float32 megabytes of weights (multiple of 4)")
     p.add_argument("--rounds", type=int, default=4, help="children per runtime and encoding")
     p.add_argument("--loads", type=int, default=5, help="timed loads per child")
@@ -169,18 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  ratio {c['ratio_ours_vs_apache']['per_load_median']:.3f}"
                 f"  ({time.perf_counter() - t0:.0f}s)"
             )
-    targets = [
-        {
-            "name": "tensor_cache_load",
-            "encoding": fmt,
-            "measured": c["ratio_ours_vs_apache"]["per_load_median"],
-            "limit": RATIO_LIMIT,
-            "comparison": "<=",
-            "unit": "x apache-tvm (median ms of vm.builtin.tensor_cache.load)",
-            "pass": c["ratio_ours_vs_apache"]["per_load_median"] <= RATIO_LIMIT,
-        }
-        for fmt, c in caches.items()
-    ]
+    targets = ratio_targets(
+        caches,
+        "tensor_cache_load",
+        "encoding",
+        "x apache-tvm (median ms of vm.builtin.tensor_cache.load)",
+        RATIO_LIMIT,
+        ratio_key="per_load_median",
+    )
     results: dict[str, Any] = {
         **run_header("tensor_cache_bench", t_begin, load_before, machine_info()),
         "venvs": venvs,

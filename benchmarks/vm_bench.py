@@ -32,7 +32,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, ratio_targets, run_child, run_header
+from _harness import (
+    child_env,
+    last_line,
+    log,
+    ours_vs_apache_parser,
+    publish,
+    ratio_targets,
+    run_child,
+    run_header,
+)
 from _stats import median, ratio, summarize
 from core_bench import machine_info, probe_venv
 
@@ -180,13 +189,9 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm-runtime")
-    p.add_argument("--apache-python", required=True, help="python of a venv with apache-tvm==0.27.0.post1")
+    p = ours_vs_apache_parser(__doc__, "vm_bench")
     p.add_argument("--manifest", type=Path, default=REPO / "tests" / "artifacts" / "manifest.json")
     p.add_argument("--models", default="mlp,mlp_dyn,convnet", help="comma-separated case names")
-    p.add_argument("--out", type=Path, default=Path("results/vm_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
     p.add_argument("--rounds", type=int, default=8, help="children per variant and model (default 8)")
     p.add_argument("--blocks", type=int, default=15, help="timed blocks per child (default 15)")
     p.add_argument("--iters", type=int, default=2000, help="calls per block (default 2000)")
