@@ -13,6 +13,7 @@ import json
 import textwrap
 
 import pytest
+from backend_testing import assert_workspace_pool_reused, workspace_pool_script
 from cuda_support import HERE, build_fake_driver, parse_log
 
 import tvm.backend.cuda as hook
@@ -190,26 +191,7 @@ def test_out_of_memory_message(fake):
 
 def test_workspace_pool_on_device_memory(fake):
     # What compiled host code does for a device workspace (artifact `workspace`).
-    r = run_fake(
-        fake,
-        """
-        core = ctypes.CDLL(None)
-        alloc, free = core.TVMBackendAllocWorkspace, core.TVMBackendFreeWorkspace
-        alloc.restype = ctypes.c_void_p
-        alloc.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
-        free.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
-        tvm.cuda(0).exist
-        clear()
-        ptrs = []
-        for _ in range(3):
-            p = alloc(2, 0, 2097152, 2, 32)
-            ptrs.append(p)
-            assert free(2, 0, p) == 0
-        result(ptrs=ptrs, allocs=parse_log(log(), "alloc"))
-        """,
-    )
-    assert len(set(r["ptrs"])) == 1 and r["ptrs"][0] % 256 == 0
-    assert [a["bytes"] for a in r["allocs"]] == ["2097152"]  # reused by the pool
+    assert_workspace_pool_reused(run_fake(fake, workspace_pool_script("cuda", 2)))
 
 
 def test_streams(fake):

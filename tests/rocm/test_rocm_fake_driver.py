@@ -15,7 +15,7 @@ import math
 import textwrap
 
 import pytest
-from backend_testing import run_diagnostics
+from backend_testing import assert_workspace_pool_reused, run_diagnostics, workspace_pool_script
 from rocm_support import HERE, build_fake_hip, fnv1a, hip_payload_of, parse_log, rocm_cases, unpack_args
 
 from conftest import ARTIFACTS, REPO, run_python
@@ -204,26 +204,8 @@ def test_streams_events_and_the_device_timer(fake):
 
 
 def test_workspace_pool_on_device_memory(fake):
-    r = run_fake(
-        fake,
-        """
-        core = ctypes.CDLL(None)
-        alloc, free = core.TVMBackendAllocWorkspace, core.TVMBackendFreeWorkspace
-        alloc.restype = ctypes.c_void_p
-        alloc.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
-        free.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
-        tvm.rocm(0).exist
-        clear()
-        ptrs = []
-        for _ in range(3):
-            p = alloc(10, 0, 2097152, 2, 32)
-            ptrs.append(p)
-            assert free(10, 0, p) == 0
-        result(ptrs=ptrs, allocs=parse_log(log(), "alloc"))
-        """,
-    )
-    assert len(set(r["ptrs"])) == 1 and r["ptrs"][0] % 256 == 0
-    assert [a["bytes"] for a in r["allocs"]] == ["2097152"]  # reused by the pool
+    # What compiled host code does for a device workspace (artifact `workspace`).
+    assert_workspace_pool_reused(run_fake(fake, workspace_pool_script("rocm", 10)))
 
 
 # ------------------------------------------------------------------------ launches
