@@ -552,6 +552,17 @@ def parse_log(text: str, kind: str) -> list[dict[str, str]]:
     return out
 
 
+def assert_garbage_payloads_rejected(
+    load_payload: Callable[[bytes], Any], seed: int = 1, count: int = 100, max_size: int = 300
+) -> None:
+    """Random byte strings given to a module loader: each one a clear error, never a crash."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        junk = rng.integers(0, 256, size=int(rng.integers(0, max_size)), dtype=np.uint8).tobytes()
+        with pytest.raises((ValueError, RuntimeError)):
+            load_payload(junk)
+
+
 def workspace_pool_script(api: str, device_type: int) -> str:
     """A fake-driver script doing what compiled host code does for a device workspace (artifact
     `workspace`): three TVMBackendAllocWorkspace/FreeWorkspace rounds of 2 MiB through the core.
