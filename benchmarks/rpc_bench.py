@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, ours_vs_apache_parser, run_child, write_json
+from _harness import child_env, last_line, log, ours_vs_apache_parser, publish, run_child
 from _stats import median, ratio, summarize
 from core_bench import machine_info
 
@@ -98,6 +98,17 @@ def render_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ours_vs_apache_ratios(summary: dict[str, Any], call_ratios: list[float]) -> dict[str, float]:
+    """Ours / apache-tvm for the call latency (medians, and per round) and upload throughput."""
+    return {
+        "call": ratio(summary["ours"]["call_us"]["median"], summary["apache"]["call_us"]["median"]),
+        "call_per_round_median": median(call_ratios),
+        "upload_throughput": ratio(
+            summary["ours"]["upload_mb_s"]["median"], summary["apache"]["upload_mb_s"]["median"]
+        ),
+    }
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ours_vs_apache_parser(__doc__, "rpc_bench")
     p.add_argument("--rounds", type=int, default=6, help="client sessions per server (default 6)")
@@ -147,20 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "config": {k: getattr(args, k) for k in ("rounds", "number", "repeat", "uploads", "nbytes")},
         "machine": machine_info(),
         **summary,
-        "ratio": {
-            "call": ratio(summary["ours"]["call_us"]["median"], summary["apache"]["call_us"]["median"]),
-            "call_per_round_median": median(call_ratios),
-            "upload_throughput": ratio(
-                summary["ours"]["upload_mb_s"]["median"], summary["apache"]["upload_mb_s"]["median"]
-            ),
-        },
+        "ratio": ours_vs_apache_ratios(summary, call_ratios),
     }
-    write_json(args.out, results)
-    md = render_markdown(results)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(md)
-    sys.stdout.write(md)
+    publish(results, args.out, args.markdown, render_markdown(results))
     return 0
 
 

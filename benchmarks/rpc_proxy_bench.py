@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, log, ours_vs_apache_parser, write_json
+from _harness import child_env, log, ours_vs_apache_parser, publish
 from _stats import median, ratio, summarize
 from core_bench import machine_info
-from rpc_bench import _free_port, _wait_listening, run_client, start_server
+from rpc_bench import _free_port, _wait_listening, ours_vs_apache_ratios, run_client, start_server
 
 KEY = "bench"
 
@@ -141,20 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "config": {k: getattr(args, k) for k in ("rounds", "number", "repeat", "uploads", "nbytes")},
         "machine": machine_info(),
         "routes": summary,
-        "ratio": {
-            "call": ratio(summary["ours"]["call_us"]["median"], summary["apache"]["call_us"]["median"]),
-            "call_per_round_median": median(call_ratios),
-            "upload_throughput": ratio(
-                summary["ours"]["upload_mb_s"]["median"], summary["apache"]["upload_mb_s"]["median"]
-            ),
-        },
+        "ratio": ours_vs_apache_ratios(summary, call_ratios),
     }
-    write_json(args.out, results)
-    md = render_markdown(results)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(md)
-    sys.stdout.write(md)
+    publish(results, args.out, args.markdown, render_markdown(results))
     return 0
 
 
