@@ -37,6 +37,13 @@ void NoteBackendFailure(int device_type, const std::string& reason);
 /* Throw-on-error wrappers around the table entries. */
 inline void Check(int rc) { backend::CheckCall(rc); }
 
+/* Discards the error a failed table call raised, where nothing can be thrown (destructors). */
+inline void DropRaisedError() {
+  TVMFFIObjectHandle ignored = nullptr;
+  TVMFFIErrorMoveFromRaised(&ignored);
+  if (ignored != nullptr) TVMFFIObjectDecRef(ignored);
+}
+
 }  // namespace core
 }  // namespace tvm_runtime
 

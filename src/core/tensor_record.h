@@ -10,9 +10,6 @@
 
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
-#include <tvm/ffi/function.h>
-#include <tvm/ffi/optional.h>
-#include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
 
 #include <cstring>
@@ -20,6 +17,7 @@
 #include <vector>
 
 #include "device_registry.h"
+#include "tensor_ops.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -31,18 +29,6 @@ namespace tensor_record_detail {
 template <typename T>
 void Put(std::string* out, const T& v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
-inline ::tvm::ffi::Tensor AllocHost(const std::vector<int64_t>& shape, DLDataType dtype) {
-  static auto alloc = ::tvm::ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
-  return alloc(::tvm::ffi::Shape(shape), dtype, DLDevice{kDLCPU, 0},
-               ::tvm::ffi::Optional<::tvm::ffi::String>())
-      .cast<::tvm::ffi::Tensor>();
-}
-
-inline void CopyToHost(const ::tvm::ffi::Tensor& t, void* dst, uint64_t nbytes) {
-  static auto copy = ::tvm::ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyToBytes");
-  copy(t, dst, static_cast<int64_t>(nbytes));
 }
 
 }  // namespace tensor_record_detail
@@ -63,7 +49,7 @@ inline void WriteTensorRecord(std::string* out, const ::tvm::ffi::Tensor& t) {
   Put<int64_t>(out, static_cast<int64_t>(nbytes));
   size_t at = out->size();
   out->resize(at + nbytes);
-  if (nbytes != 0) tensor_record_detail::CopyToHost(t, &(*out)[at], nbytes);
+  if (nbytes != 0) CopyToHost(dl, &(*out)[at], static_cast<int64_t>(nbytes));
 }
 
 /* Reads one record into a new CPU tensor; a malformed record is a ValueError from `r`. */
@@ -86,7 +72,8 @@ inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
       static_cast<uint64_t>(nbytes) > r->remaining()) {
     r->Fail("tensor data size does not match its shape and dtype");
   }
-  ::tvm::ffi::Tensor t = tensor_record_detail::AllocHost(shape, dtype);
+  ::tvm::ffi::Tensor t =
+      AllocTensor(::tvm::ffi::ShapeView(shape.data(), shape.size()), dtype, DLDevice{kDLCPU, 0});
   r->ReadBytes(t.GetDLTensorPtr()->data, static_cast<size_t>(nbytes));
   return t;
 }

@@ -46,7 +46,7 @@ def test_core_error_in_global_function_keeps_kind_message_and_frame():
     with pytest.raises(ValueError) as info:
         t._create_view((20,), "int32")
     assert str(info.value) == "view of 80 bytes at offset 0 does not fit in a tensor of 64 bytes"
-    assert ("tensor_globals.cc", "CreateView") in cxx_frames(info.value)
+    assert ("tensor_ops.cc", "CreateView") in cxx_frames(info.value)
 
 
 def test_error_is_reported_again_with_the_same_text():

@@ -128,7 +128,7 @@ class LegacyKVCacheObj : public ffi::Object {
     while (capacity < rows) capacity *= 2;
     std::vector<int64_t> dims(data.shape().begin(), data.shape().end());
     dims[0] = capacity;
-    ffi::Tensor grown = EmptyTensor(ffi::Shape(dims), data.dtype(), data.device());
+    ffi::Tensor grown = AllocTensor(ffi::Shape(dims), data.dtype(), data.device());
     ffi::Tensor old = data;
     data = grown;
     CopyRows(old, 0, 0, old.size(0));
@@ -149,7 +149,7 @@ class LegacyKVCacheObj : public ffi::Object {
     to.byte_offset += static_cast<uint64_t>(dst_row * bytes);
     from.shape = to.shape = dims.data();
     from.strides = to.strides = nullptr;
-    CopyTensorView(&from, &to);
+    CopyTensor(&from, &to, CopyWait::kQueued);
   }
 };
 
@@ -166,7 +166,7 @@ LegacyKVCache Create(ffi::Tensor init, ffi::Shape reserve, int64_t init_fill_cou
                         "rank of the initial data");
   }
   auto n = ffi::make_object<LegacyKVCacheObj>();
-  n->data = EmptyTensor(reserve, init.dtype(), init.device());
+  n->data = AllocTensor(reserve, init.dtype(), init.device());
   n->Append(init, "vm.builtin.attention_kv_cache_create");
   if (init_fill_count >= 0) {
     n->fill_count = init_fill_count;

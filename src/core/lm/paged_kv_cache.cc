@@ -35,21 +35,21 @@ PagedKVCacheObj::PagedKVCacheObj(PagedKVCacheConfig config, PagedKVCacheKernels 
       pool_(static_cast<int32_t>(cfg_.num_pages)) {
   for (int64_t l = 0; l < cfg_.num_layers; ++l) {
     pages_.push_back(
-        EmptyTensor(Dims({cfg_.num_pages, 2, cfg_.num_kv_heads, cfg_.page_size, cfg_.qk_head_dim}),
+        AllocTensor(Dims({cfg_.num_pages, 2, cfg_.num_kv_heads, cfg_.page_size, cfg_.qk_head_dim}),
                     cfg_.dtype, cfg_.device));
   }
   max_rows_ = std::max(cfg_.prefill_chunk_size, cfg_.max_batch_size);
   const DLDataType f32{kDLFloat, 32, 1};
   q_buf_ =
-      EmptyTensor(Dims({max_rows_, cfg_.num_qo_heads, cfg_.qk_head_dim}), cfg_.dtype, cfg_.device);
+      AllocTensor(Dims({max_rows_, cfg_.num_qo_heads, cfg_.qk_head_dim}), cfg_.dtype, cfg_.device);
   k_buf_ =
-      EmptyTensor(Dims({max_rows_, cfg_.num_kv_heads, cfg_.qk_head_dim}), cfg_.dtype, cfg_.device);
+      AllocTensor(Dims({max_rows_, cfg_.num_kv_heads, cfg_.qk_head_dim}), cfg_.dtype, cfg_.device);
   v_buf_ =
-      EmptyTensor(Dims({max_rows_, cfg_.num_kv_heads, cfg_.v_head_dim}), cfg_.dtype, cfg_.device);
+      AllocTensor(Dims({max_rows_, cfg_.num_kv_heads, cfg_.v_head_dim}), cfg_.dtype, cfg_.device);
   o_tmp_buf_ =
-      EmptyTensor(Dims({max_rows_, cfg_.num_qo_heads, cfg_.v_head_dim}), cfg_.dtype, cfg_.device);
-  lse_tmp_buf_ = EmptyTensor(Dims({max_rows_, cfg_.num_qo_heads}), f32, cfg_.device);
-  lse_buf_ = EmptyTensor(Dims({max_rows_, cfg_.num_qo_heads}), f32, cfg_.device);
+      AllocTensor(Dims({max_rows_, cfg_.num_qo_heads, cfg_.v_head_dim}), cfg_.dtype, cfg_.device);
+  lse_tmp_buf_ = AllocTensor(Dims({max_rows_, cfg_.num_qo_heads}), f32, cfg_.device);
+  lse_buf_ = AllocTensor(Dims({max_rows_, cfg_.num_qo_heads}), f32, cfg_.device);
 }
 
 /************** Sequences **************/
@@ -522,10 +522,11 @@ void PagedKVCacheObj::CrossAttention(int64_t layer_id, double sm_scale, ffi::Ten
     // Nothing cached yet: an empty attention (output 0, log-sum-exp -inf), so that merging it
     // with the self attention leaves the latter unchanged.
     std::vector<uint8_t> zeros(ffi::GetDataSize(*o.GetDLTensorPtr()), 0);
-    CopyFromHost(o, zeros.data(), static_cast<int64_t>(zeros.size()));
+    CopyFromHost(o.GetDLTensorPtr(), zeros.data(), static_cast<int64_t>(zeros.size()));
     std::vector<float> neg_inf(static_cast<size_t>(cur_total_ * cfg_.num_qo_heads),
                                -std::numeric_limits<float>::infinity());
-    CopyFromHost(lse, neg_inf.data(), static_cast<int64_t>(neg_inf.size() * sizeof(float)));
+    CopyFromHost(lse.GetDLTensorPtr(), neg_inf.data(),
+                 static_cast<int64_t>(neg_inf.size() * sizeof(float)));
   }
 }
 

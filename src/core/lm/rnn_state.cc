@@ -50,7 +50,7 @@ class RNNStateObj : public KVStateObj {
       for (const ffi::Tensor& value : init_) {
         std::vector<int64_t> shape = {max_seqs_, max_history_};
         shape.insert(shape.end(), value.shape().begin(), value.shape().end());
-        layer.push_back(EmptyTensor(ffi::Shape(shape), value.dtype(), device));
+        layer.push_back(AllocTensor(ffi::Shape(shape), value.dtype(), device));
       }
       storage_.push_back(std::move(layer));
     }
@@ -74,7 +74,7 @@ class RNNStateObj : public KVStateObj {
     for (int64_t l = 0; l < num_layers_; ++l) {
       for (size_t s = 0; s < init_.size(); ++s) {
         DLTensor dst = Entry(l, s, seq.slot, 0);
-        CopyTensorView(const_cast<DLTensor*>(init_[s].GetDLTensorPtr()), &dst);
+        CopyTensor(init_[s].GetDLTensorPtr(), &dst, CopyWait::kQueued);
       }
     }
     seqs_.emplace(seq_id, seq);
@@ -105,7 +105,7 @@ class RNNStateObj : public KVStateObj {
     for (int64_t l = 0; l < num_layers_; ++l) {
       for (size_t s = 0; s < init_.size(); ++s) {
         DLTensor from = Slot(l, s, src.slot), to = Slot(l, s, forked.slot);
-        CopyTensorView(&from, &to);
+        CopyTensor(&from, &to, CopyWait::kQueued);
       }
     }
     seqs_.emplace(child, forked);
@@ -197,9 +197,9 @@ class RNNStateObj : public KVStateObj {
     CheckIndices(layer, state, "rnn_state_debug_get");
     const Sequence& seq = Find(seq_id, "rnn_state_debug_get");
     const ffi::Tensor& value = init_[state];
-    ffi::Tensor out = EmptyTensor(value.shape(), value.dtype(), value.device());
+    ffi::Tensor out = AllocTensor(value.shape(), value.dtype(), value.device());
     DLTensor from = Entry(layer, state, seq.slot, seq.history);
-    CopyTensorView(&from, const_cast<DLTensor*>(out.GetDLTensorPtr()));
+    CopyTensor(&from, out.GetDLTensorPtr(), CopyWait::kQueued);
     return out;
   }
 

@@ -20,10 +20,6 @@ namespace {
 
 namespace ffi = ::tvm::ffi;
 
-bool IsHostLike(int device_type) {
-  return device_type == kDLCPU || device_type == kDLCUDAHost || device_type == kDLROCMHost;
-}
-
 // Devices whose `data` handles are raw addresses, so an offset can be folded into the pointer.
 bool HasPointerArithmetic(int device_type) {
   switch (device_type) {
@@ -37,16 +33,6 @@ bool HasPointerArithmetic(int device_type) {
     default:
       return false;
   }
-}
-
-void DropRaisedError() {
-  TVMFFIObjectHandle ignored = nullptr;
-  TVMFFIErrorMoveFromRaised(&ignored);
-  if (ignored != nullptr) TVMFFIObjectDecRef(ignored);
-}
-
-std::string Describe(DLDevice d) {
-  return DeviceTypeName(d.device_type) + ":" + std::to_string(d.device_id);
 }
 
 class NaiveAllocator final : public Allocator {
@@ -158,10 +144,6 @@ struct StorageViewAlloc {
 
 }  // namespace
 
-uint64_t StorageBytes(int64_t numel, DLDataType dtype) {
-  return ffi::GetDataSize(static_cast<size_t>(numel), dtype);
-}
-
 uint64_t StorageAlignment(DLDataType dtype) {
   uint64_t elem = static_cast<uint64_t>(dtype.bits) * dtype.lanes / 8;
   return std::max<uint64_t>(elem, TVM_RUNTIME_ALLOC_ALIGNMENT);
@@ -174,7 +156,7 @@ void* Allocator::DeviceAlloc(uint64_t nbytes, uint64_t alignment, DLDataType typ
   }
   if (data == nullptr && nbytes != 0) {
     backend::ThrowError("RuntimeError", "allocation of " + std::to_string(nbytes) + " bytes on " +
-                                            Describe(device_) + " returned no memory");
+                                            DescribeDevice(device_) + " returned no memory");
   }
   return data;
 }
@@ -186,12 +168,8 @@ void Allocator::DeviceFree(void* data) noexcept {
 }
 
 ffi::Tensor Allocator::Empty(ffi::ShapeView shape, DLDataType dtype) {
-  int64_t numel = 1;
-  for (int64_t d : shape) {
-    if (d < 0) backend::ThrowError("ValueError", "negative dimension in tensor shape");
-    numel *= d;
-  }
-  Buffer b = Alloc(StorageBytes(numel, dtype), StorageAlignment(dtype), dtype);
+  uint64_t nbytes = CheckedByteSize(shape.data(), static_cast<int>(shape.size()), dtype);
+  Buffer b = Alloc(nbytes, StorageAlignment(dtype), dtype);
   try {
     return ffi::Tensor::FromNDAlloc(OwnedBufferAlloc{this, b}, shape, dtype, device_);
   } catch (...) {
@@ -235,27 +213,17 @@ ffi::Tensor StorageObj::AllocTensor(int64_t offset, ffi::ShapeView shape, DLData
     backend::ThrowError("ValueError", "alloc_tensor: unsupported dtype " +
                                           std::string(ffi::DLDataTypeToString(dtype)));
   }
-  // The product of the non-zero dimensions (the strides are made of it, even for an empty
-  // tensor) and the size in bits must fit, or a wrapped size would pass the bounds check below
-  // (the fuzzer found such a shape in a corrupted executable).
-  int64_t extent = 1;
-  bool empty = false;
-  bool overflow = false;
-  for (int64_t d : shape) {
-    if (d < 0) backend::ThrowError("ValueError", "alloc_tensor: negative dimension in shape");
-    if (d == 0) {
-      empty = true;
-      continue;
-    }
-    overflow |= __builtin_mul_overflow(extent, d, &extent);
+  // A wrapped size would pass the bounds check below (the fuzzer found such a shape in a
+  // corrupted executable).
+  uint64_t needed = 0;
+  switch (CompactByteSize(shape.data(), static_cast<int>(shape.size()), dtype, &needed)) {
+    case TensorSize::kOk:
+      break;
+    case TensorSize::kNegativeDimension:
+      backend::ThrowError("ValueError", "alloc_tensor: negative dimension in shape");
+    case TensorSize::kTooLarge:
+      backend::ThrowError("ValueError", "alloc_tensor: the shape's size does not fit in 64 bits");
   }
-  uint64_t bits_per_element = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
-  if (overflow || (bits_per_element != 0 &&
-                   static_cast<uint64_t>(extent) > (UINT64_MAX - 7) / bits_per_element)) {
-    backend::ThrowError("ValueError", "alloc_tensor: the shape's size does not fit in 64 bits");
-  }
-  int64_t numel = empty ? 0 : extent;
-  uint64_t needed = StorageBytes(numel, dtype);
   if (offset < 0 || static_cast<uint64_t>(offset) > buffer.size ||
       needed > buffer.size - static_cast<uint64_t>(offset)) {
     backend::ThrowError("ValueError", "alloc_tensor: a tensor of " + std::to_string(needed) +
@@ -267,37 +235,13 @@ ffi::Tensor StorageObj::AllocTensor(int64_t offset, ffi::ShapeView shape, DLData
                                   dtype, buffer.device, offset);
 }
 
-void CopyTensorData(const DLTensor* from, DLTensor* to) {
-  if (!ffi::IsContiguous(*from) || !ffi::IsContiguous(*to)) {
-    backend::ThrowError("ValueError", "device copies need compact (contiguous) tensors");
-  }
-  uint64_t n = ffi::GetDataSize(*from);
-  if (n != ffi::GetDataSize(*to)) {
-    backend::ThrowError("ValueError", "cannot copy between tensors of different byte sizes (" +
-                                          std::to_string(n) + " vs " +
-                                          std::to_string(ffi::GetDataSize(*to)) + ")");
-  }
-  int ft = from->device.device_type, tt = to->device.device_type;
-  if (ft != tt && !IsHostLike(ft) && !IsHostLike(tt)) {
-    backend::ThrowError("ValueError", "cannot copy directly from " + Describe(from->device) +
-                                          " to " + Describe(to->device) +
-                                          "; copy through a CPU tensor");
-  }
-  if (n == 0) return;
-  DLDevice owner = IsHostLike(ft) ? to->device : from->device;
-  const TVMRuntimeDeviceAPI& api = RequireDevice(owner.device_type);
-  Check(api.copy_data(api.self, from->data, from->byte_offset, to->data, to->byte_offset, n,
-                      from->device, to->device, from->dtype, nullptr));
-  Check(api.stream_sync(api.self, owner.device_id, nullptr));
-}
-
 ffi::Tensor TensorOnDevice(const ffi::Tensor& src, DLDevice device, Allocator* alloc) {
   const DLTensor* s = src.GetDLTensorPtr();
   if (s->device.device_type == device.device_type && s->device.device_id == device.device_id) {
     return src;
   }
   ffi::Tensor dst = alloc->Empty(src.shape(), s->dtype);
-  CopyTensorData(s, const_cast<DLTensor*>(dst.GetDLTensorPtr()));
+  CopyTensor(s, dst.GetDLTensorPtr(), CopyWait::kFinished);
   return dst;
 }
 

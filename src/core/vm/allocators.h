@@ -22,6 +22,8 @@
 #include <string>
 #include <utility>
 
+#include "../tensor_ops.h"
+
 namespace tvm_runtime {
 namespace core {
 namespace vm {
@@ -71,8 +73,7 @@ Allocator* GetAllocator(DLDevice device, int type);
 /* Release the blocks every pooled allocator is holding (`vm.builtin.memory_manager.clear`). */
 void ClearAllocators();
 
-/* Bytes and alignment of `numel` elements of `dtype`, as apache-tvm's memory manager computes. */
-uint64_t StorageBytes(int64_t numel, DLDataType dtype);
+/* Alignment of a buffer of `dtype` elements, as apache-tvm's memory manager computes it. */
 uint64_t StorageAlignment(DLDataType dtype);
 
 /* A block of device memory that tensors are carved from; returned to its allocator when the
@@ -98,10 +99,6 @@ class Storage : public ::tvm::ffi::ObjectRef {
   explicit Storage(::tvm::ffi::ObjectPtr<StorageObj> n) : ObjectRef(std::move(n)) {}
   TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(Storage, ::tvm::ffi::ObjectRef, StorageObj);
 };
-
-/* Copies the bytes of `from` into `to` (same byte size, both compact) through the backend of the
- * non-host side and waits for the copy to finish. */
-void CopyTensorData(const DLTensor* from, DLTensor* to);
 
 /* `src` itself if it already lives on `device`, else a copy there made with `alloc`. */
 ::tvm::ffi::Tensor TensorOnDevice(const ::tvm::ffi::Tensor& src, DLDevice device, Allocator* alloc);

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "allocators.h"
 #include "ffi_names.h"
+#include "allocators.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -122,7 +122,7 @@ bool ReadIfCond(AnyView cond) {
   if (dl->device.device_type != kDLCPU) {
     host = GetAllocator(DLDevice{kDLCPU, 0}, static_cast<int>(AllocatorType::kNaive))
                ->Empty(t->shape(), dl->dtype);
-    CopyTensorData(dl, const_cast<DLTensor*>(host.GetDLTensorPtr()));
+    CopyTensor(dl, host.GetDLTensorPtr(), CopyWait::kFinished);
   }
   const DLTensor* h = host.GetDLTensorPtr();
   const char* p = static_cast<const char*>(h->data) + h->byte_offset;

@@ -20,8 +20,8 @@
 
 #include <string>
 
-#include "allocators.h"
 #include "ffi_names.h"
+#include "allocators.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -67,14 +67,19 @@ void AllocStorage(PackedArgs args, Any* rv) {
                                           std::to_string(index) + " out of range (the VM has " +
                                           std::to_string(vm->num_devices()) + " devices)");
   }
-  int64_t numel = 1;
-  for (int64_t d : *size) {
-    if (d < 0) backend::ThrowError("ValueError", "vm.builtin.alloc_storage: negative size");
-    numel *= d;
+  uint64_t nbytes = 0;
+  switch (CompactByteSize(size->data(), static_cast<int>(size->size()), hint, &nbytes)) {
+    case TensorSize::kOk:
+      break;
+    case TensorSize::kNegativeDimension:
+      backend::ThrowError("ValueError", "vm.builtin.alloc_storage: negative size");
+    case TensorSize::kTooLarge:
+      backend::ThrowError("ValueError",
+                          "vm.builtin.alloc_storage: the size does not fit in 64 bits");
   }
   Allocator* alloc = vm->allocator(static_cast<size_t>(index));
   auto storage = ffi::make_object<StorageObj>();
-  storage->buffer = alloc->Alloc(StorageBytes(numel, hint), StorageAlignment(hint), hint);
+  storage->buffer = alloc->Alloc(nbytes, StorageAlignment(hint), hint);
   storage->allocator = alloc;
   *rv = Storage(std::move(storage));
 }
@@ -148,7 +153,7 @@ void ToDevice(PackedArgs args, Any* rv) {
   if (args.size() == 4) RequireGlobalScope(args[3], "vm.builtin.to_device");
   Allocator* alloc = GetAllocator(dst, static_cast<int>(AllocatorType::kNaive));
   ffi::Tensor out = alloc->Empty(src.shape(), src.dtype());
-  CopyTensorData(src.GetDLTensorPtr(), const_cast<DLTensor*>(out.GetDLTensorPtr()));
+  CopyTensor(src.GetDLTensorPtr(), out.GetDLTensorPtr(), CopyWait::kFinished);
   *rv = out;
 }
 
@@ -157,7 +162,7 @@ ffi::Tensor EnsureZeroOffset(ffi::Tensor data) {
   if (dl->byte_offset == 0) return data;
   Allocator* alloc = GetAllocator(dl->device, static_cast<int>(AllocatorType::kNaive));
   ffi::Tensor out = alloc->Empty(data.shape(), dl->dtype);
-  CopyTensorData(dl, const_cast<DLTensor*>(out.GetDLTensorPtr()));
+  CopyTensor(dl, out.GetDLTensorPtr(), CopyWait::kFinished);
   return out;
 }
 

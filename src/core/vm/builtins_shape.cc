@@ -329,7 +329,7 @@ ffi::Shape TensorToShape(ffi::Tensor data) {
   if (dl->device.device_type != kDLCPU) {
     host = GetAllocator(DLDevice{kDLCPU, 0}, static_cast<int>(AllocatorType::kNaive))
                ->Empty(data.shape(), dl->dtype);
-    CopyTensorData(dl, const_cast<DLTensor*>(host.GetDLTensorPtr()));
+    CopyTensor(dl, host.GetDLTensorPtr(), CopyWait::kFinished);
   }
   const DLTensor* h = host.GetDLTensorPtr();
   const char* base = static_cast<const char*>(h->data) + h->byte_offset;

@@ -78,7 +78,7 @@ void Update(PackedArgs args, Any* rv) {
     // Nobody owns a borrowed DLTensor beyond this call: keep a copy.
     Allocator* alloc = GetAllocator((*dl)->device, static_cast<int>(AllocatorType::kNaive));
     value = alloc->Empty(ffi::ShapeView((*dl)->shape, (*dl)->ndim), (*dl)->dtype);
-    CopyTensorData(*dl, const_cast<DLTensor*>(value.GetDLTensorPtr()));
+    CopyTensor(*dl, value.GetDLTensorPtr(), CopyWait::kFinished);
   } else {
     backend::ThrowError(
         "TypeError",

@@ -235,7 +235,7 @@ ffi::Tensor LoadRecord(const TensorCacheRecord& rec, const ShardFile& file, Allo
   }
   if (dst->device.device_type != kDLCPU) {
     DLTensor view = HostView(host, rec.shape, rec.dtype);
-    CopyTensorData(&view, dst);
+    CopyTensor(&view, dst, CopyWait::kFinished);
   }
   return out;
 }
@@ -261,10 +261,13 @@ std::vector<TensorCacheShard> ReadTensorCacheIndex(const std::string& dir_or_jso
                             "params_shard_*.bin files (written by "
                             "tvm.contrib.tvmjs.dump_tensor_cache or mlc_llm convert_weight)");
   }
-  static const ffi::Function parse = ffi::Function::GetGlobalRequired("ffi.json.Parse");
+  // Deliberately never destroyed: a static ffi::Function would be released after tvm-ffi itself
+  // at process exit.
+  static const ffi::Function* parse =
+      new ffi::Function(ffi::Function::GetGlobalRequired("ffi.json.Parse"));
   Any root;
   try {
-    root = parse(ffi::String(text));
+    root = (*parse)(ffi::String(text));
   } catch (const ffi::Error& err) {
     backend::ThrowError("ValueError", index_path + " is not valid JSON (" + err.message().c_str() +
                                           ")" + kHowToFix);

@@ -442,7 +442,7 @@ Any VirtualMachine::ConvertArgToDevice(const AnyView& arg) {
   if (arg.type_index() == ffi::TypeIndex::kTVMFFIDLTensorPtr) {
     DLTensor* src = arg.cast<DLTensor*>();
     ffi::Tensor dst = allocators_[0]->Empty(ffi::ShapeView(src->shape, src->ndim), src->dtype);
-    CopyTensorData(src, const_cast<DLTensor*>(dst.GetDLTensorPtr()));
+    CopyTensor(src, dst.GetDLTensorPtr(), CopyWait::kFinished);
     return dst;
   }
   return Any(arg);
