@@ -28,7 +28,7 @@ Usage::
     python packages/release_train.py list           # one line per distribution
     python packages/release_train.py check          # extras and pins up to date? (lint runs this)
     python packages/release_train.py sync           # rewrite them
-    python packages/release_train.py cxx OUT.inc    # the core's generated C++ table
+    python packages/release_train.py cxx OUT.inc    # the core's "which wheel serves this" tables
     python packages/release_train.py json           # everything, for scripts and workflows
 """
 
@@ -281,11 +281,12 @@ def _cxx_string(value: str) -> str:
 
 
 def cxx_table() -> str:
-    """Entries of ``src/core/release_train.h``'s tables (an .inc included by the core)."""
+    """Entries of the core's "which wheel serves this" tables (``src/core/wheel_owners.h``), as
+    the ``tvm_runtime_wheel_owners.inc`` that ``src/core/wheel_owners.cc`` includes."""
     out = [
         "// Generated from packages/*/pyproject.toml by packages/release_train.py: do not edit.",
         "// clang-format off",
-        "#define TVM_RUNTIME_RELEASE_TRAIN_DEVICE_OWNERS \\",
+        "#define TVM_RUNTIME_WHEEL_OWNERS_DEVICES \\",
     ]
     out += [
         f"  {{{dt}, {_cxx_string(p.distribution)}, {_cxx_string(p.name)}}}, \\"
@@ -293,7 +294,7 @@ def cxx_table() -> str:
         for dt in p.device_types
     ]
     out.append("")
-    out.append("#define TVM_RUNTIME_RELEASE_TRAIN_MODULE_KINDS \\")
+    out.append("#define TVM_RUNTIME_WHEEL_OWNERS_MODULE_KINDS \\")
     out += [
         f"  {{{_cxx_string(kind)}, {_cxx_string(p.distribution)}, "
         f"{p.device_types[0] if p.device_types else 'kDLCPU'}}}, \\"
@@ -301,7 +302,7 @@ def cxx_table() -> str:
         for kind in p.module_kinds
     ]
     out.append("")
-    out.append("#define TVM_RUNTIME_RELEASE_TRAIN_GLOBAL_FUNCTIONS \\")
+    out.append("#define TVM_RUNTIME_WHEEL_OWNERS_GLOBAL_FUNCTIONS \\")
     out += [
         f"  {{{_cxx_string(pattern)}, {_cxx_string(p.distribution)}}}, \\"
         for p in backends()

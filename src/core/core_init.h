@@ -12,7 +12,7 @@ void RegisterThreadPoolGlobals();
 void RegisterParamsGlobals();
 void RegisterTimeEvaluator();
 void RegisterVM();
-void RegisterLanguageModelState();  // KV cache and RNN state (lm/)
+void RegisterLanguageModelState();  // KV cache, RNN state, sampling, weight cache (lm/)
 void RegisterMissingBackendLoaders();
 void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi parses a file
 void RegisterContextSymbols();

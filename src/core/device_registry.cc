@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "release_train.h"
+#include "wheel_owners.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -32,7 +32,7 @@ struct DeviceTypeInfo {
 };
 
 // Device codes from DLPack; names as apache-tvm spells them.  Which wheel serves each type is
-// declared by the backends themselves (release_train.h).
+// declared by the backends themselves (wheel_owners.h).
 constexpr DeviceTypeInfo kDeviceTypes[] = {
     {kDLCPU, "cpu"},
     {kDLCUDA, "cuda"},

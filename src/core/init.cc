@@ -10,7 +10,7 @@
 
 #include "core_init.h"
 #include "device_registry.h"
-#include "release_train.h"
+#include "wheel_owners.h"
 
 namespace tvm_runtime {
 namespace core {

@@ -8,7 +8,7 @@
  * answers exactly the kernels of its function table, and each of them fails *when called*,
  * naming the wheel to install (or why the installed one failed to load).  A backend replaces
  * its placeholder with the real loader when it registers.  The kinds come from the backends'
- * declarations (release_train.h), plus the kinds apache-tvm emits that no wheel serves yet.
+ * declarations (wheel_owners.h), plus the kinds apache-tvm emits that no wheel serves yet.
  */
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
@@ -21,14 +21,14 @@
 
 #include "core_init.h"
 #include "device_registry.h"
-#include "release_train.h"
+#include "wheel_owners.h"
 
 namespace tvm_runtime {
 namespace core {
 namespace {
 
 // Module kinds apache-tvm 0.27 can embed in an artifact that no tvm-runtime wheel declares.
-constexpr const char* kUnservedKinds[] = {"metal", "webgpu"};
+constexpr const char* kUnservedKinds[] = {"metal"};
 // Kinds whose payload starts with the function table itself, without the `str fmt` field.
 constexpr const char* kKindsWithoutFmt[] = {"webgpu"};
 

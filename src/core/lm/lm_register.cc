@@ -1,4 +1,5 @@
-/* RegisterLanguageModelState: everything src/core/lm adds to the global registry. */
+/* RegisterLanguageModelState: everything src/core/lm adds to the global registry (KV cache, RNN
+ * state, sampling, logit processing and the weight cache). */
 #include "../core_init.h"
 #include "kv_state.h"
 #include "lm_init.h"
@@ -12,6 +13,10 @@ void RegisterLanguageModelState() {
   lm::RegisterKVCacheBuiltins();
   lm::RegisterRNNStateBuiltins();
   lm::RegisterLegacyKVCacheBuiltins();
+  lm::RegisterSamplingBuiltins();
+  lm::RegisterLogitBuiltins();
+  lm::RegisterTensorCacheBuiltins();
+  lm::RegisterParamCacheBuiltins();
 }
 
 }  // namespace core

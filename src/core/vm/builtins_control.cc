@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ffi_names.h"
+#include "../ffi_names.h"
 #include "allocators.h"
 #include "vm.h"
 #include "vm_init.h"

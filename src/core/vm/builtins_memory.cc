@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "ffi_names.h"
+#include "../ffi_names.h"
 #include "allocators.h"
 #include "vm.h"
 #include "vm_init.h"

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "ffi_names.h"
+#include "../ffi_names.h"
 #include "vm_init.h"
 
 namespace tvm_runtime {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "ffi_names.h"
+#include "../ffi_names.h"
 #include "vm.h"
 #include "vm_init.h"
 

@@ -16,10 +16,6 @@ void RegisterVM() {
   vm::RegisterShapeBuiltins();
   vm::RegisterMemoryBuiltins();
   vm::RegisterControlBuiltins();
-  vm::RegisterSamplingBuiltins();
-  vm::RegisterLogitBuiltins();
-  vm::RegisterTensorCacheBuiltins();
-  vm::RegisterParamCacheBuiltins();
   vm::RegisterPyFuncBuiltins();
 }
 

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "../device_registry.h"
-#include "../release_train.h"
+#include "../ffi_names.h"
+#include "../wheel_owners.h"
 #include "builtin_hints.h"
-#include "ffi_names.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -554,80 +554,112 @@ void VirtualMachine::SetInstrument(PackedArgs args) {
 // Module interface
 //------------------------------------------------------------------------------------------
 
-ffi::Optional<Function> VirtualMachine::GetFunction(const ffi::String& name) {
+// Each entry makes the Function a module method name returns; it holds the VM alive.
+struct VirtualMachine::SurfaceMethod {
+  const char* name;
+  Function (*make)(const ffi::ObjectPtr<VirtualMachine>& self);
+};
+
+const VirtualMachine::SurfaceMethod* VirtualMachine::FindSurfaceMethod(const std::string& name) {
+  using Self = ffi::ObjectPtr<VirtualMachine>;
+  static const SurfaceMethod kSurface[] = {
+      {"vm_initialization",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any*) { self->Init(args); });
+       }},
+      {"invoke_closure",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any* rv) {
+           self->RequireInitialized();
+           if (args.size() < 1) backend::ThrowError("TypeError", "invoke_closure needs a closure");
+           self->InvokeClosurePacked(args[0], args.data() + 1, args.size() - 1, rv);
+         });
+       }},
+      {"invoke_stateful",
+       [](const Self& self) {
+         return Function::FromTyped(
+             [self](const std::string& func_name) { self->InvokeStateful(func_name); });
+       }},
+      {"set_input",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any*) {
+           if (args.size() < 1) backend::ThrowError("TypeError", "set_input needs a function name");
+           self->SetInput(args[0].cast<std::string>(), /*with_param_module=*/false, args.Slice(1));
+         });
+       }},
+      {"set_input_with_param_module",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any*) {
+           if (args.size() < 1) backend::ThrowError("TypeError", "set_input needs a function name");
+           self->SetInput(args[0].cast<std::string>(), /*with_param_module=*/true, args.Slice(1));
+         });
+       }},
+      {"get_output_arity",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any* rv) {
+           Any out = IndexNested(self->LookupOutput(args[0].cast<std::string>()), args, 1);
+           const auto* arr = out.as<ffi::ArrayObj>();
+           *rv = arr != nullptr ? static_cast<int64_t>(arr->size()) : int64_t{-1};
+         });
+       }},
+      {"get_output",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any* rv) {
+           Any out = IndexNested(self->LookupOutput(args[0].cast<std::string>()), args, 1);
+           if (out.as<ffi::ArrayObj>() != nullptr) {
+             backend::ThrowError("ValueError",
+                                 "`get_output` cannot return a tuple for RPC compatibility. Please "
+                                 "specify another index argument.");
+           }
+           *rv = std::move(out);
+         });
+       }},
+      {"get_function_arity",
+       [](const Self& self) {
+         return Function::FromTyped([self](const std::string& func_name) {
+           const FuncInfo& f = self->exec_->func_table[self->RequireFunction(func_name)];
+           return static_cast<int64_t>(f.param_names.size());
+         });
+       }},
+      {"get_function_param_name",
+       [](const Self& self) {
+         return Function::FromTyped([self](const std::string& func_name, int64_t index) {
+           const FuncInfo& f = self->exec_->func_table[self->RequireFunction(func_name)];
+           if (index < 0 || index >= static_cast<int64_t>(f.param_names.size())) {
+             backend::ThrowError("ValueError", "Invalid index for " + func_name + " (" +
+                                                   std::to_string(index) + " out of " +
+                                                   std::to_string(f.param_names.size()) + ")");
+           }
+           return ffi::String(f.param_names[index]);
+         });
+       }},
+      {"save_function",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any*) {
+           if (args.size() < 3) {
+             backend::ThrowError("TypeError",
+                                 "save_function(func_name, saved_name, include_return, *args)");
+           }
+           self->SaveFunction(args[0].cast<std::string>(), args[1].cast<std::string>(),
+                              args[2].cast<bool>(), args.Slice(3));
+         });
+       }},
+      {"set_instrument",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any*) { self->SetInstrument(args); });
+       }},
+  };
+  for (const SurfaceMethod& method : kSurface) {
+    if (name == method.name) return &method;
+  }
+  return nullptr;
+}
+
+ffi::Optional<Function> VirtualMachine::FunctionOfExecutable(const std::string& name) {
   ffi::ObjectPtr<VirtualMachine> self = ffi::GetObjectPtr<VirtualMachine>(this);
-  std::string key(name);
-  if (key == "vm_initialization") {
-    return Function::FromPacked([self](PackedArgs args, Any*) { self->Init(args); });
-  }
-  if (key == "invoke_closure") {
-    return Function::FromPacked([self](PackedArgs args, Any* rv) {
-      self->RequireInitialized();
-      if (args.size() < 1) backend::ThrowError("TypeError", "invoke_closure needs a closure");
-      self->InvokeClosurePacked(args[0], args.data() + 1, args.size() - 1, rv);
-    });
-  }
-  if (key == "invoke_stateful") {
-    return Function::FromTyped(
-        [self](const std::string& func_name) { self->InvokeStateful(func_name); });
-  }
-  if (key == "set_input" || key == "set_input_with_param_module") {
-    bool with_params = key == "set_input_with_param_module";
-    return Function::FromPacked([self, with_params](PackedArgs args, Any*) {
-      if (args.size() < 1) backend::ThrowError("TypeError", "set_input needs a function name");
-      self->SetInput(args[0].cast<std::string>(), with_params, args.Slice(1));
-    });
-  }
-  if (key == "get_output_arity") {
-    return Function::FromPacked([self](PackedArgs args, Any* rv) {
-      Any out = IndexNested(self->LookupOutput(args[0].cast<std::string>()), args, 1);
-      const auto* arr = out.as<ffi::ArrayObj>();
-      *rv = arr != nullptr ? static_cast<int64_t>(arr->size()) : int64_t{-1};
-    });
-  }
-  if (key == "get_output") {
-    return Function::FromPacked([self](PackedArgs args, Any* rv) {
-      Any out = IndexNested(self->LookupOutput(args[0].cast<std::string>()), args, 1);
-      if (out.as<ffi::ArrayObj>() != nullptr) {
-        backend::ThrowError("ValueError",
-                            "`get_output` cannot return a tuple for RPC compatibility. Please "
-                            "specify another index argument.");
-      }
-      *rv = std::move(out);
-    });
-  }
-  if (key == "get_function_arity") {
-    return Function::FromTyped([self](const std::string& func_name) {
-      const FuncInfo& f = self->exec_->func_table[self->RequireFunction(func_name)];
-      return static_cast<int64_t>(f.param_names.size());
-    });
-  }
-  if (key == "get_function_param_name") {
-    return Function::FromTyped([self](const std::string& func_name, int64_t index) {
-      const FuncInfo& f = self->exec_->func_table[self->RequireFunction(func_name)];
-      if (index < 0 || index >= static_cast<int64_t>(f.param_names.size())) {
-        backend::ThrowError("ValueError", "Invalid index for " + func_name + " (" +
-                                              std::to_string(index) + " out of " +
-                                              std::to_string(f.param_names.size()) + ")");
-      }
-      return ffi::String(f.param_names[index]);
-    });
-  }
-  if (key == "save_function") {
-    return Function::FromPacked([self](PackedArgs args, Any*) {
-      if (args.size() < 3) {
-        backend::ThrowError("TypeError",
-                            "save_function(func_name, saved_name, include_return, *args)");
-      }
-      self->SaveFunction(args[0].cast<std::string>(), args[1].cast<std::string>(),
-                         args[2].cast<bool>(), args.Slice(3));
-    });
-  }
-  if (key == "set_instrument") {
-    return Function::FromPacked([self](PackedArgs args, Any*) { self->SetInstrument(args); });
-  }
-  // A VM function (or a saved closure): what vm["main"] returns.
-  auto saved = saved_closures_.find(key);
+  // A closure saved by save_function (never named like a function of the executable), else a
+  // VM function of the executable.
+  auto saved = saved_closures_.find(name);
   if (saved != saved_closures_.end()) {
     VMClosure clo = saved->second;
     return Function::FromPacked([self, clo](PackedArgs args, Any* rv) {
@@ -635,7 +667,7 @@ ffi::Optional<Function> VirtualMachine::GetFunction(const ffi::String& name) {
       self->InvokeClosurePacked(clo, args.data(), args.size(), rv);
     });
   }
-  int64_t fidx = exec_->FindFunction(key);
+  int64_t fidx = exec_->FindFunction(name);
   if (fidx < 0) return std::nullopt;
   const FuncInfo& f = exec_->func_table[fidx];
   if (f.kind == FuncInfo::Kind::kVMFunc) {
@@ -651,6 +683,14 @@ ffi::Optional<Function> VirtualMachine::GetFunction(const ffi::String& name) {
     });
   }
   return std::nullopt;
+}
+
+ffi::Optional<Function> VirtualMachine::GetFunction(const ffi::String& name) {
+  std::string key(name);
+  if (const SurfaceMethod* method = FindSurfaceMethod(key)) {
+    return method->make(ffi::GetObjectPtr<VirtualMachine>(this));
+  }
+  return FunctionOfExecutable(key);
 }
 
 }  // namespace vm

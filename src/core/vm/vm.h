@@ -119,6 +119,12 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
                     bool include_return, ::tvm::ffi::PackedArgs args);
   void SetInstrument(::tvm::ffi::PackedArgs args);
 
+  // The module's surface: one entry per method name of apache-tvm 0.27's VM module (vm.cc), and
+  // the VM functions themselves (what vm["main"] returns).
+  struct SurfaceMethod;
+  static const SurfaceMethod* FindSurfaceMethod(const std::string& name);
+  ::tvm::ffi::Optional<::tvm::ffi::Function> FunctionOfExecutable(const std::string& name);
+
   static constexpr uint64_t kContextMagic = 0x52656c6178564d31ULL;  // "RelaxVM1"
   uint64_t context_magic_ = kContextMagic;
 

@@ -10,13 +10,7 @@ void RegisterVMExecutable();     // module loaders (executable.cc)
 void RegisterShapeBuiltins();    // shape heap, match/make shape, checks (builtins_shape.cc)
 void RegisterMemoryBuiltins();   // storage, tensors, copies (builtins_memory.cc)
 void RegisterControlBuiltins();  // tuples, closures, conditions (builtins_control.cc)
-
-// Language-model support and the weight cache.
-void RegisterSamplingBuiltins();     // token sampling (builtins_sampling.cc)
-void RegisterLogitBuiltins();        // penalties, temperature softmax (builtins_logits.cc)
-void RegisterTensorCacheBuiltins();  // tensor (weight) cache (tensor_cache.cc)
-void RegisterParamCacheBuiltins();   // parameter arrays/modules from it (param_from_cache.cc)
-void RegisterPyFuncBuiltins();       // call_py_func registry (builtins_py_func.cc)
+void RegisterPyFuncBuiltins();   // call_py_func registry (builtins_py_func.cc)
 
 }  // namespace vm
 }  // namespace core

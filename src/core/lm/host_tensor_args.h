@@ -3,8 +3,8 @@
  * they work on host memory, take float32 logits/probabilities and int32 token ids, and report a
  * wrong argument as a Python exception naming the builtin and what it expected.
  */
-#ifndef TVM_RUNTIME_CORE_VM_LM_TENSOR_ARGS_H_
-#define TVM_RUNTIME_CORE_VM_LM_TENSOR_ARGS_H_
+#ifndef TVM_RUNTIME_CORE_LM_HOST_TENSOR_ARGS_H_
+#define TVM_RUNTIME_CORE_LM_HOST_TENSOR_ARGS_H_
 
 #include <dlpack/dlpack.h>
 #include <tvm/ffi/container/tensor.h>
@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <string>
 
-#include "allocators.h"
+#include "../tensor_ops.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace lm_args {
 
 inline std::string DeviceText(DLDevice dev) {
@@ -51,7 +51,10 @@ inline void RequireHost(const ::tvm::ffi::Tensor& t, const char* who, const char
 /* `t` itself when it is on the CPU, else a CPU copy (read-only inputs may live anywhere). */
 inline ::tvm::ffi::Tensor OnHost(const ::tvm::ffi::Tensor& t) {
   DLDevice cpu{kDLCPU, 0};
-  return TensorOnDevice(t, cpu, GetAllocator(cpu, static_cast<int>(AllocatorType::kNaive)));
+  if (t.device().device_type == kDLCPU && t.device().device_id == 0) return t;
+  ::tvm::ffi::Tensor copy = AllocTensor(t.shape(), t.dtype(), cpu);
+  CopyTensor(t.GetDLTensorPtr(), copy.GetDLTensorPtr(), CopyWait::kFinished);
+  return copy;
 }
 
 template <typename T>
@@ -84,8 +87,8 @@ constexpr DLDataType kInt32{kDLInt, 32, 1};
 constexpr DLDataType kInt64{kDLInt, 64, 1};
 
 }  // namespace lm_args
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_CORE_VM_LM_TENSOR_ARGS_H_
+#endif  // TVM_RUNTIME_CORE_LM_HOST_TENSOR_ARGS_H_

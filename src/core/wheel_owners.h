@@ -1,11 +1,11 @@
 /*
- * What the release train's declarations (packages/<dist>/pyproject.toml, [tool.tvm-runtime])
- * say about the wheels other than the core: which distribution serves a device type, loads a
- * device-module kind, or registers a global function.  The tables are generated at build time
- * by packages/release_train.py, so adding a backend never means editing the core.
+ * Which wheel serves what: the distribution that serves a device type, loads a device-module
+ * kind, or registers a global function, as the backends declare it themselves
+ * ([tool.tvm-runtime] of packages/<dist>/pyproject.toml).  The tables are generated at build time
+ * by packages/release_train.py (`cxx`), so adding a backend never means editing the core.
  */
-#ifndef TVM_RUNTIME_CORE_RELEASE_TRAIN_H_
-#define TVM_RUNTIME_CORE_RELEASE_TRAIN_H_
+#ifndef TVM_RUNTIME_CORE_WHEEL_OWNERS_H_
+#define TVM_RUNTIME_CORE_WHEEL_OWNERS_H_
 
 #include <tvm/ffi/c_api.h>
 
@@ -55,4 +55,4 @@ int LookupFromImportsWithHint(TVMFFIObjectHandle library_ctx, const char* name,
 }  // namespace core
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_CORE_RELEASE_TRAIN_H_
+#endif  // TVM_RUNTIME_CORE_WHEEL_OWNERS_H_

@@ -17,13 +17,13 @@
 #include <utility>
 #include <vector>
 
-#include "allocators.h"
-#include "ffi_names.h"
+#include "../ffi_names.h"
+#include "../tensor_ops.h"
 #include "tensor_cache_shard_file.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace {
 
 using JsonObject = ffi::Map<Any, Any>;
@@ -213,12 +213,13 @@ void ReadWidened(const TensorCacheRecord& rec, const ShardFile& file, uint32_t* 
   }
 }
 
-/* A new tensor on the allocator's device holding `rec`, read from `file`. A CPU tensor gets its
+/* A new tensor on `device` holding `rec`, read from `file`. A CPU tensor gets its
  * bytes directly; for other devices `staging` (reused between records) holds them on the host
  * for the upload. */
-ffi::Tensor LoadRecord(const TensorCacheRecord& rec, const ShardFile& file, Allocator* alloc,
+ffi::Tensor LoadRecord(const TensorCacheRecord& rec, const ShardFile& file, DLDevice device,
                        std::vector<char>* staging) {
-  ffi::Tensor out = alloc->Empty(ffi::ShapeView(rec.shape.data(), rec.shape.size()), rec.dtype);
+  ffi::Tensor out =
+      AllocTensor(ffi::ShapeView(rec.shape.data(), rec.shape.size()), rec.dtype, device);
   DLTensor* dst = const_cast<DLTensor*>(out.GetDLTensorPtr());
   bool narrowed = IsNarrowed(rec);
   char* host;
@@ -291,16 +292,15 @@ std::vector<ffi::Tensor> LoadTensorCacheShard(const std::string& shard_dir,
               std::to_string(file.size()) + " bytes, tensor-cache.json says " +
               std::to_string(shard.nbytes));
   }
-  Allocator* alloc = GetAllocator(device, static_cast<int>(AllocatorType::kNaive));
   std::vector<ffi::Tensor> tensors;
   tensors.reserve(shard.records.size());
   std::vector<char> staging;
   for (const TensorCacheRecord& rec : shard.records) {
-    tensors.push_back(LoadRecord(rec, file, alloc, &staging));
+    tensors.push_back(LoadRecord(rec, file, device, &staging));
   }
   return tensors;
 }
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime

@@ -22,14 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "allocators.h"
-#include "ffi_names.h"
-#include "lm_tensor_args.h"
-#include "vm_init.h"
+#include "../ffi_names.h"
+#include "../tensor_ops.h"
+#include "host_tensor_args.h"
+#include "lm_init.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace {
 
 using Candidate = std::pair<float, int64_t>;  // (value, token id)
@@ -163,8 +163,7 @@ ffi::Tensor MultinomialFromUniform(ffi::Tensor prob, ffi::Tensor uniform) {
 
   DLDevice cpu{kDLCPU, 0};
   int64_t out_shape[2] = {batch, 1};
-  ffi::Tensor out = GetAllocator(cpu, static_cast<int>(AllocatorType::kNaive))
-                        ->Empty(ffi::ShapeView(out_shape, 2), lm_args::kInt64);
+  ffi::Tensor out = AllocTensor(ffi::ShapeView(out_shape, 2), lm_args::kInt64, cpu);
   int64_t* tokens = lm_args::HostData<int64_t>(out);
   for (int64_t row = 0; row < batch; ++row) {
     const float* pr = p + row * vocab;
@@ -192,6 +191,6 @@ void RegisterSamplingBuiltins() {
       .def("vm.builtin.multinomial_from_uniform", MultinomialFromUniform);
 }
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime

@@ -3,8 +3,8 @@
  * receives its bytes with one pread (no whole-shard buffer, no extra copy), which is what makes
  * loading a multi-GB model cheap.
  */
-#ifndef TVM_RUNTIME_CORE_VM_TENSOR_CACHE_SHARD_FILE_H_
-#define TVM_RUNTIME_CORE_VM_TENSOR_CACHE_SHARD_FILE_H_
+#ifndef TVM_RUNTIME_CORE_LM_TENSOR_CACHE_SHARD_FILE_H_
+#define TVM_RUNTIME_CORE_LM_TENSOR_CACHE_SHARD_FILE_H_
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,7 +18,7 @@
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 
 class ShardFile {
  public:
@@ -69,8 +69,8 @@ class ShardFile {
   int64_t size_ = 0;
 };
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_CORE_VM_TENSOR_CACHE_SHARD_FILE_H_
+#endif  // TVM_RUNTIME_CORE_LM_TENSOR_CACHE_SHARD_FILE_H_

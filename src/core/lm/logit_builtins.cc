@@ -21,13 +21,13 @@
 #include <cstdint>
 #include <string>
 
-#include "ffi_names.h"
-#include "lm_tensor_args.h"
-#include "vm_init.h"
+#include "../ffi_names.h"
+#include "host_tensor_args.h"
+#include "lm_init.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace {
 
 /* Host pointer to the float32 logits row that `who` edits in place. */
@@ -121,6 +121,6 @@ void RegisterLogitBuiltins() {
       .def("vm.builtin.apply_softmax_with_temperature", ApplySoftmaxWithTemperature);
 }
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime

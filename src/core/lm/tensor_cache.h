@@ -3,8 +3,8 @@
  * VirtualMachine of the process, as apache-tvm 0.27's `vm.builtin.tensor_cache.*` keeps them.
  * Safe to use from several threads.
  */
-#ifndef TVM_RUNTIME_CORE_VM_TENSOR_CACHE_H_
-#define TVM_RUNTIME_CORE_VM_TENSOR_CACHE_H_
+#ifndef TVM_RUNTIME_CORE_LM_TENSOR_CACHE_H_
+#define TVM_RUNTIME_CORE_LM_TENSOR_CACHE_H_
 
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/optional.h>
@@ -15,7 +15,7 @@
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 
 ::tvm::ffi::Optional<::tvm::ffi::Tensor> TensorCacheGet(const std::string& name);
 
@@ -27,8 +27,8 @@ void TensorCacheInsert(std::vector<std::pair<std::string, ::tvm::ffi::Tensor>> e
 /* Number of entries (for messages). */
 size_t TensorCacheSize();
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_CORE_VM_TENSOR_CACHE_H_
+#endif  // TVM_RUNTIME_CORE_LM_TENSOR_CACHE_H_

@@ -22,13 +22,13 @@
 #include <string>
 #include <utility>
 
-#include "ffi_names.h"
+#include "../ffi_names.h"
+#include "lm_init.h"
 #include "tensor_cache.h"
-#include "vm_init.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace {
 
 using TensorArray = ffi::Array<ffi::Tensor>;
@@ -125,6 +125,6 @@ void RegisterParamCacheBuiltins() {
       });
 }
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime

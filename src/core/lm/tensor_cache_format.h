@@ -13,8 +13,8 @@
  * is widened back to float32 on load; every other record (any dtype DLPack names: float16,
  * bfloat16, float8_*, int/uint of any width, bool, ...) is stored as is.
  */
-#ifndef TVM_RUNTIME_CORE_VM_TENSOR_CACHE_FORMAT_H_
-#define TVM_RUNTIME_CORE_VM_TENSOR_CACHE_FORMAT_H_
+#ifndef TVM_RUNTIME_CORE_LM_TENSOR_CACHE_FORMAT_H_
+#define TVM_RUNTIME_CORE_LM_TENSOR_CACHE_FORMAT_H_
 
 #include <dlpack/dlpack.h>
 #include <tvm/ffi/container/tensor.h>
@@ -25,7 +25,7 @@
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 
 struct TensorCacheRecord {
   std::string name;
@@ -55,8 +55,8 @@ std::vector<::tvm::ffi::Tensor> LoadTensorCacheShard(const std::string& shard_di
                                                      const TensorCacheShard& shard,
                                                      DLDevice device);
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_CORE_VM_TENSOR_CACHE_FORMAT_H_
+#endif  // TVM_RUNTIME_CORE_LM_TENSOR_CACHE_FORMAT_H_

@@ -22,14 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "allocators.h"
-#include "ffi_names.h"
+#include "../ffi_names.h"
+#include "../tensor_ops.h"
+#include "lm_init.h"
 #include "tensor_cache_format.h"
-#include "vm_init.h"
 
 namespace tvm_runtime {
 namespace core {
-namespace vm {
+namespace lm {
 namespace {
 
 struct Store {
@@ -76,8 +76,7 @@ void Update(PackedArgs args, Any* rv) {
     value = *t;
   } else if (auto dl = args[1].try_cast<DLTensor*>()) {
     // Nobody owns a borrowed DLTensor beyond this call: keep a copy.
-    Allocator* alloc = GetAllocator((*dl)->device, static_cast<int>(AllocatorType::kNaive));
-    value = alloc->Empty(ffi::ShapeView((*dl)->shape, (*dl)->ndim), (*dl)->dtype);
+    value = AllocTensor(ffi::ShapeView((*dl)->shape, (*dl)->ndim), (*dl)->dtype, (*dl)->device);
     CopyTensor(*dl, value.GetDLTensorPtr(), CopyWait::kFinished);
   } else {
     backend::ThrowError(
@@ -142,6 +141,6 @@ void RegisterTensorCacheBuiltins() {
       });
 }
 
-}  // namespace vm
+}  // namespace lm
 }  // namespace core
 }  // namespace tvm_runtime
