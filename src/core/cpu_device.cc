@@ -54,6 +54,8 @@ class CPUDevice final : public backend::DeviceBackend {
   }
 
   void StreamSync(int32_t, void*) final {}
+
+  uint64_t DeviceFlags() const final { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
 
 }  // namespace

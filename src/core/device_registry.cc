@@ -68,8 +68,7 @@ void Validate(const TVMRuntimeDeviceAPI* api) {
                    ", the core supports " + std::to_string(TVM_RUNTIME_ABI_VERSION_MAJOR) + ".0-" +
                    backend::ABIVersionString(TVM_RUNTIME_ABI_VERSION));
   }
-  // Every field up to driver_status exists since ABI 1.0.
-  if (api->struct_size < offsetof(TVMRuntimeDeviceAPI, driver_status) + sizeof(void*)) {
+  if (api->struct_size < TVM_RUNTIME_DEVICE_API_MIN_SIZE) {
     ThrowError("RuntimeError", "device API table is smaller than ABI 1.0 requires");
   }
   if (api->device_type <= 0 || api->device_type >= kMaxDeviceType) {
@@ -152,10 +151,11 @@ TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api,
   using namespace tvm_runtime::core;
   return tvm_runtime::backend::GuardCall([&] {
     Validate(api);
-    // Copy into a zeroed full-size table so fields a smaller (older-minor) table lacks read NULL.
+    // Copy into a zeroed full-size table so fields a smaller (older-minor) table lacks read NULL;
+    // struct_size stays the backend's, so readers of newer fields can tell they were not set.
     auto* copy = new TVMRuntimeDeviceAPI();
     std::memcpy(copy, api, std::min(api->struct_size, sizeof(TVMRuntimeDeviceAPI)));
-    copy->struct_size = sizeof(TVMRuntimeDeviceAPI);
+    copy->struct_size = std::min(api->struct_size, sizeof(TVMRuntimeDeviceAPI));
     Registry& reg = GetRegistry();
     std::lock_guard<std::mutex> lock(reg.mu);
     const TVMRuntimeDeviceAPI* existing = reg.slots[api->device_type].load();

@@ -10,6 +10,7 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
+#include <cstddef>
 #include <string>
 
 namespace tvm_runtime {
@@ -23,6 +24,26 @@ const TVMRuntimeDeviceAPI* LookupDevice(int device_type);
 /* Like LookupDevice but throws a RuntimeError telling the user which wheel to install (or why
  * the installed backend failed to load). */
 const TVMRuntimeDeviceAPI& RequireDevice(int device_type);
+
+/* Whether the table's `data` handles are addresses an offset can be added to: its flags, or for
+ * a table older than ABI 1.3 (registered tables keep the backend's struct_size) what the cores of
+ * those ABIs assumed. */
+inline bool HasPointerArithmetic(const TVMRuntimeDeviceAPI& api) {
+  if (api.struct_size >= offsetof(TVMRuntimeDeviceAPI, flags) + sizeof(api.flags)) {
+    return (api.flags & TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC) != 0;
+  }
+  switch (api.device_type) {
+    case kDLCPU:
+    case kDLCUDA:
+    case kDLCUDAHost:
+    case kDLCUDAManaged:
+    case kDLROCM:
+    case kDLROCMHost:
+      return true;
+    default:
+      return false;
+  }
+}
 
 /* Short name of a device type ("cpu", "cuda", "opencl", ...). */
 std::string DeviceTypeName(int device_type);

@@ -95,6 +95,11 @@ class TestDevice final : public tvm_runtime::backend::DeviceBackend {
   }
   void StreamFree(int32_t, void*) final {}
 
+  // No TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC: CheckRange finds an allocation's header from its
+  // handle, so the core must pass offsets in byte_offset instead of adding them to the pointer.
+  // A device whose handles are plain addresses returns that flag (the CPU, CUDA and ROCm do).
+  uint64_t DeviceFlags() const final { return 0; }
+
   tvm::ffi::Any GetTargetProperty(int32_t, const std::string& key) final {
     if (key == "supports_float16") return true;
     return tvm::ffi::Any();
@@ -127,6 +132,7 @@ void RegisterTestdev() {
 #if defined(TESTDEV_MODE_register_fails)
   ThrowError("RuntimeError", "simulated driver initialisation failure");
 #endif
+  // The name is a literal: the core keeps the pointer for the life of the process.
   static TVMRuntimeDeviceAPI table =
       tvm_runtime::backend::MakeDeviceAPITable(Device(), kDLExtDev, "testdev");
   tvm_runtime::backend::RegisterDeviceAPI(table);

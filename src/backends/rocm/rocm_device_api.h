@@ -31,6 +31,7 @@ class RocmDeviceAPI final : public backend::DeviceBackend {
 
   ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
   std::string DriverStatus() override;
+  uint64_t DeviceFlags() const override { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
 
 /* kDLROCMHost: pinned host memory, which the GPU copies from and to asynchronously. */
@@ -46,6 +47,7 @@ class RocmHostDeviceAPI final : public backend::DeviceBackend {
                 void* stream) override;
   void StreamSync(int32_t device_id, void* stream) override {}
   std::string DriverStatus() override;
+  uint64_t DeviceFlags() const override { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
 
 }  // namespace rocm

@@ -20,21 +20,6 @@ namespace {
 
 namespace ffi = ::tvm::ffi;
 
-// Devices whose `data` handles are raw addresses, so an offset can be folded into the pointer.
-bool HasPointerArithmetic(int device_type) {
-  switch (device_type) {
-    case kDLCPU:
-    case kDLCUDA:
-    case kDLCUDAHost:
-    case kDLCUDAManaged:
-    case kDLROCM:
-    case kDLROCMHost:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class NaiveAllocator final : public Allocator {
  public:
   using Allocator::Allocator;
@@ -131,7 +116,8 @@ struct StorageViewAlloc {
     char* base = static_cast<char*>(storage->buffer.data);
     // Compiled kernels require byte_offset == 0 and assume 64-byte aligned data: where the
     // handle is an address, fold an aligned offset into the pointer.
-    if (offset % TVM_RUNTIME_ALLOC_ALIGNMENT == 0 && HasPointerArithmetic(t->device.device_type)) {
+    if (offset % TVM_RUNTIME_ALLOC_ALIGNMENT == 0 && storage->allocator != nullptr &&
+        storage->allocator->pointer_arithmetic()) {
       t->data = base + offset;
       t->byte_offset = 0;
     } else {
@@ -148,6 +134,8 @@ uint64_t StorageAlignment(DLDataType dtype) {
   uint64_t elem = static_cast<uint64_t>(dtype.bits) * dtype.lanes / 8;
   return std::max<uint64_t>(elem, TVM_RUNTIME_ALLOC_ALIGNMENT);
 }
+
+bool Allocator::pointer_arithmetic() const { return HasPointerArithmetic(*api_); }
 
 void* Allocator::DeviceAlloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint) {
   void* data = nullptr;

@@ -56,6 +56,8 @@ class Allocator {
 
   DLDevice device() const { return device_; }
   AllocatorType type() const { return type_; }
+  /* Whether the device's handles are addresses (HasPointerArithmetic of its table). */
+  bool pointer_arithmetic() const;
 
  protected:
   void* DeviceAlloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint);

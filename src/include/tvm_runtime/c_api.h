@@ -44,13 +44,15 @@ extern "C" {
  *   1.0  initial contract.
  *   1.1  TVMRuntimeCheckBackendABI exported by the core; TVMRuntimeABICompatible inline rule.
  *   1.2  runtime.timer.<device name>: optional device timers for the time evaluator (4a).
+ *   1.3  TVMRuntimeDeviceAPI.flags (TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC), read only from
+ *        tables whose struct_size covers it.
  */
 /* Predefining the major (-DTVM_RUNTIME_ABI_VERSION_MAJOR=2) is for the version-skew tests only:
  * they build wheels of a pretend next ABI to prove that both sides refuse a mismatched pair. */
 #ifndef TVM_RUNTIME_ABI_VERSION_MAJOR
 #define TVM_RUNTIME_ABI_VERSION_MAJOR 1
 #endif
-#define TVM_RUNTIME_ABI_VERSION_MINOR 2
+#define TVM_RUNTIME_ABI_VERSION_MINOR 3
 #define TVM_RUNTIME_ABI_VERSION \
   ((uint32_t)((TVM_RUNTIME_ABI_VERSION_MAJOR << 16) | TVM_RUNTIME_ABI_VERSION_MINOR))
 
@@ -121,7 +123,8 @@ typedef enum {
  * Rules:
  *  - `struct_size` and `abi_version` come first and are set to sizeof(TVMRuntimeDeviceAPI) and
  *    TVM_RUNTIME_ABI_VERSION as the backend saw them at compile time.  The core reads only the
- *    fields that fit in `struct_size`, so new optional fields can be appended in a minor version.
+ *    fields that fit in `struct_size`, so new optional fields can be appended in a minor version;
+ *    it refuses a table smaller than TVM_RUNTIME_DEVICE_API_MIN_SIZE (the fields of ABI 1.0).
  *  - "required" pointers must be non-NULL; "optional" ones may be NULL and get the documented
  *    default.
  *  - Attribute values are written to `out` as *owned* TVMFFIAny values (for strings create them
@@ -135,7 +138,9 @@ typedef struct TVMRuntimeDeviceAPI {
   size_t struct_size;
   uint32_t abi_version;
   int32_t device_type; /* DLDeviceType this table serves */
-  const char* name;    /* short lowercase name, e.g. "opencl" */
+  /* Short lowercase name, e.g. "opencl".  The core keeps the pointer, not a copy, for the rest
+   * of the process (tables are never unregistered): point it at static storage (a literal). */
+  const char* name;
   void* self;          /* passed back as the first argument of every call */
 
   /* required */
@@ -165,7 +170,22 @@ typedef struct TVMRuntimeDeviceAPI {
   /* Human-readable driver state for diagnostics: write an owned string ("" when the driver
    * loaded fine, otherwise what is missing and how to fix it). */
   int (*driver_status)(void* self, TVMFFIAny* out);
+
+  /* (since 1.3) TVM_RUNTIME_DEVICE_* properties of this device.  For a table of an older minor
+   * (struct_size too small to hold it) the core assumes what ABI 1.2 cores hard-coded: pointer
+   * arithmetic on CPU, CUDA (device, host, managed) and ROCm (device, host) memory only. */
+  uint64_t flags;
 } TVMRuntimeDeviceAPI;
+
+/* The size of an ABI 1.0 table (every field up to driver_status): the smallest the core accepts. */
+#define TVM_RUNTIME_DEVICE_API_MIN_SIZE \
+  (offsetof(TVMRuntimeDeviceAPI, driver_status) + sizeof(void*))
+
+/* flags: `data` handles are addresses, so `(char*)data + n` is the handle of the memory n bytes
+ * further on.  The core then folds offsets into the pointer where compiled kernels need
+ * byte_offset == 0 (the Relax VM's tensors carved from a storage).  Without it (cl_mem, Vulkan
+ * and WebGPU buffer descriptors) offsets always travel in byte_offset. */
+#define TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC ((uint64_t)1 << 0)
 
 /* ABI version of the loaded core (TVM_RUNTIME_ABI_VERSION it was built with). */
 TVM_RUNTIME_DLL uint32_t TVMRuntimeGetABIVersion(void);

@@ -44,6 +44,10 @@ class DeviceBackend {
   }
   /* "" when the driver is usable, otherwise what is missing and how to fix it. */
   virtual std::string DriverStatus() { return std::string(); }
+
+  /* TVM_RUNTIME_DEVICE_* flags (c_api.h): TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC when the handles
+   * AllocData returns are addresses that stay valid with an offset added. */
+  virtual uint64_t DeviceFlags() const { return 0; }
 };
 
 namespace detail {
@@ -56,7 +60,8 @@ inline void WriteAny(::tvm::ffi::Any value, TVMFFIAny* out) {
 
 }  // namespace detail
 
-/* Builds the C table; `impl` must outlive the process (backends use a leaked singleton). */
+/* Builds the C table; `impl` and `name` must outlive the process (backends use a leaked
+ * singleton and a string literal). */
 inline TVMRuntimeDeviceAPI MakeDeviceAPITable(DeviceBackend* impl, int32_t device_type,
                                               const char* name) {
   TVMRuntimeDeviceAPI t{};
@@ -108,6 +113,7 @@ inline TVMRuntimeDeviceAPI MakeDeviceAPITable(DeviceBackend* impl, int32_t devic
     return GuardCall(
         [&] { detail::WriteAny(::tvm::ffi::String(detail::Self(self)->DriverStatus()), out); });
   };
+  t.flags = impl->DeviceFlags();
   return t;
 }
 
