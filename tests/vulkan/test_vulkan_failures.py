@@ -308,7 +308,7 @@ from conftest import run_kernel_call
 from vk_support import vk_cases, missing_features
 from tvm.backend.vulkan import validation_messages
 dev = tvm.vulkan(0)
-assert tvm.get_global_func("runtime.vulkan.ValidationEnabled")(), validation_messages()
+assert tvm.get_global_func("tvm_runtime.vulkan.validation_enabled")(), validation_messages()
 for c in vk_cases():
     if missing_features(c, dev):
         continue
@@ -334,7 +334,7 @@ for m in validation_messages():
 def test_validation_layer_is_clean(dev, extra):
     probe = run_python(
         "import tvm; tvm.vulkan(0).exist\nfrom tvm.backend.vulkan import validation_messages\n"
-        "print(tvm.get_global_func('runtime.vulkan.ValidationEnabled')(), validation_messages())",
+        "print(tvm.get_global_func('tvm_runtime.vulkan.validation_enabled')(), validation_messages())",
         env={"TVM_VULKAN_VALIDATION": "1"},
     )
     if not probe.stdout.startswith("True"):
@@ -351,7 +351,8 @@ def test_validation_layer_is_clean(dev, extra):
 def test_validation_layer_reports_misuse(dev):
     # The messages reach Python: a shader declaring a capability without enabling its feature.
     probe = run_python(
-        "import tvm; tvm.vulkan(0).exist\nprint(tvm.get_global_func('runtime.vulkan.ValidationEnabled')())",
+        "import tvm; tvm.vulkan(0).exist\n"
+        "print(tvm.get_global_func('tvm_runtime.vulkan.validation_enabled')())",
         env={"TVM_VULKAN_VALIDATION": "1"},
     )
     if not probe.stdout.startswith("True"):

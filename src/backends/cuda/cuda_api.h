@@ -1,7 +1,7 @@
 /*
  * The subset of the CUDA driver API (cuda.h) this backend uses, declared here so the wheel
  * builds without a CUDA toolkit and links no CUDA library: libcuda.so.1 is dlopen()ed on first
- * device use (cuda_driver.h).  Values and layouts follow cuda.h of CUDA 12/13, whose driver ABI
+ * device use (cuda_library.h).  Values and layouts follow cuda.h of CUDA 12/13, whose driver ABI
  * is stable for every entry point below (the "_v2" variants are resolved by name).
  *
  * tests/cuda/check_cuda_api_decls.cc compiles this header with
@@ -130,7 +130,7 @@ constexpr unsigned int CU_EVENT_DISABLE_TIMING = 0x2;
 // cuda.h defines CU_MEMHOSTALLOC_PORTABLE as a macro; a different name keeps both usable.
 constexpr unsigned int kMemHostAllocPortable = 0x1;
 
-/* Entry points, filled by cuda_driver.cc.  Comments name the exported symbol when it is not
+/* Entry points, filled by cuda_library.cc.  Comments name the exported symbol when it is not
  * the plain one: the "_v2" ABI is what cuda.h's macros select for CUDA >= 3.2 callers. */
 struct CuApi {
   CUresult (*Init)(unsigned int flags);

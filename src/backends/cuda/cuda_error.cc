@@ -2,7 +2,7 @@
 
 #include <tvm_runtime/backend/error.h>
 
-#include "cuda_driver.h"
+#include "cuda_library.h"
 
 namespace tvm_runtime {
 namespace cuda {
@@ -37,7 +37,7 @@ const char* Hint(CUresult result) {
 }  // namespace
 
 std::string CuErrorString(CUresult result) {
-  const CudaDriver& driver = GetCudaDriver();
+  const CudaLibrary& driver = GetCudaLibrary();
   const char* name = nullptr;
   const char* text = nullptr;
   if (driver.api != nullptr) {

@@ -8,14 +8,14 @@
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "cuda_driver.h"
+#include "cuda_library.h"
 #include "cuda_module.h"
 #include "cuda_runtime.h"
 #include "nvrtc_compiler.h"
@@ -85,20 +85,20 @@ Map<String, Any> DriverInfo() {
   out.Set("device_count", static_cast<int64_t>(rt.NumDevices()));
   out.Set("status", String(rt.Status()));
   out.Set("driver_version", static_cast<int64_t>(rt.DriverVersion()));
-  out.Set("library", String(GetCudaDriver().path));
+  out.Set("library", String(GetCudaLibrary().path));
   return out;
 }
 
 }  // namespace
 
 void RegisterCompilerGlobals() {
-  ::tvm::ffi::reflection::GlobalDef()
-      .def("tvm_runtime.cuda.nvrtc_info", NvrtcInfo)
-      .def("tvm_runtime.cuda.compile_source", CompileSource)
-      .def("tvm_runtime.cuda.describe_module",
-           [](const ::tvm::ffi::Module& mod) { return DescribeCudaModule(mod); })
-      .def("tvm_runtime.cuda.cache_dir", []() { return String(CudaCacheRoot()); })
-      .def("tvm_runtime.cuda.driver_info", DriverInfo);
+  auto name = [](const char* what) { return backend::PrivateGlobalName("cuda", what); };
+  backend::SetGlobalFunction(name("nvrtc_info"), NvrtcInfo);
+  backend::SetGlobalFunction(name("compile_source"), CompileSource);
+  backend::SetGlobalFunction(name("describe_module"),
+                             [](const ::tvm::ffi::Module& mod) { return DescribeCudaModule(mod); });
+  backend::SetGlobalFunction(name("cache_dir"), [] { return String(CudaCacheRoot()); });
+  backend::SetGlobalFunction(name("driver_info"), DriverInfo);
 }
 
 }  // namespace cuda

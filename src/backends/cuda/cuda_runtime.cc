@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cuda_driver.h"
 #include "cuda_error.h"
+#include "cuda_library.h"
 
 namespace tvm_runtime {
 namespace cuda {
@@ -51,7 +51,7 @@ CudaRuntime& CudaRuntime::Global() {
 }
 
 std::string CudaRuntime::Discover(backend::LazyDevices<CudaDevice>::List* out) {
-  const CudaDriver& driver = GetCudaDriver();
+  const CudaLibrary& driver = GetCudaLibrary();
   if (driver.api == nullptr) return driver.failure;
   api_ = driver.api;
   const CuApi& api = *api_;

@@ -1,16 +1,13 @@
 #include "cl_library.h"
 
-#include <tvm_runtime/backend/dynamic_library.h>
-#include <tvm_runtime/backend/vendor_library.h>
-
 namespace tvm_runtime {
 namespace opencl {
 
 namespace {
 
-// Fills `api` from `handle`; returns the comma-separated required symbols it lacks.
-std::string ResolveAll(void* handle, ClApi* api) {
-  backend::SymbolResolver r(handle);
+using backend::SymbolResolver;
+
+void ResolveAll(SymbolResolver& r, ClApi* api) {
   r.Required({"clGetPlatformIDs"}, &api->GetPlatformIDs);
   r.Required({"clGetPlatformInfo"}, &api->GetPlatformInfo);
   r.Required({"clGetDeviceIDs"}, &api->GetDeviceIDs);
@@ -36,30 +33,21 @@ std::string ResolveAll(void* handle, ClApi* api) {
   r.Required({"clReleaseEvent"}, &api->ReleaseEvent);
   r.Optional({"clEnqueueMarkerWithWaitList"}, &api->EnqueueMarkerWithWaitList);
   r.Optional({"clEnqueueBarrierWithWaitList"}, &api->EnqueueBarrierWithWaitList);
-  return r.missing();
 }
 
 ClLibrary Load() {
   static ClApi api;  // filled once, by the candidate that is accepted
-  backend::VendorLibrary opened = backend::OpenVendorLibrary(
-      backend::VendorLibraryCandidates(kLibraryEnvVar, {"libOpenCL.so.1", "libOpenCL.so"}),
-      [](void* handle, std::string* why) {
-        std::string missing = ResolveAll(handle, &api);
-        if (missing.empty()) return true;
-        *why = "not an OpenCL 1.2 ICD loader (missing " + missing + ")";
-        return false;
-      });
-  ClLibrary lib;
-  if (opened.handle != nullptr) {
-    lib.api = &api;
-    lib.path = opened.path;
-    return lib;
-  }
-  lib.failure = "no OpenCL ICD loader could be opened (" + opened.tried +
-                "). Install one (Debian/Ubuntu: apt-get install ocl-icd-libopencl1; Fedora/RHEL: "
-                "dnf install ocl-icd) plus an OpenCL driver, or set " +
-                std::string(kLibraryEnvVar) + " to the path of libOpenCL.so.1.";
-  return lib;
+  backend::VendorApiMessages msg;
+  msg.library = "OpenCL ICD loader";
+  msg.unusable = "tvm-runtime-opencl needs an OpenCL 1.2 ICD loader";
+  msg.not_found = "no OpenCL ICD loader could be opened";
+  msg.how_to_fix =
+      "Install one (Debian/Ubuntu: apt-get install ocl-icd-libopencl1; Fedora/RHEL: dnf install "
+      "ocl-icd) plus an OpenCL driver, or set " +
+      std::string(kLibraryEnvVar) + " to the path of libOpenCL.so.1.";
+  return backend::OpenVendorApi(
+      backend::VendorLibraryCandidates(kLibraryEnvVar, {"libOpenCL.so.1", "libOpenCL.so"}), &api,
+      [](SymbolResolver& r, ClApi* table) { ResolveAll(r, table); }, msg);
 }
 
 }  // namespace

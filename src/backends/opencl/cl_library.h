@@ -5,7 +5,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
 #define TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
 
-#include <string>
+#include <tvm_runtime/backend/vendor_api.h>
 
 #include "cl_api.h"
 
@@ -15,11 +15,9 @@ namespace opencl {
 /* Environment variable naming the ICD loader to open instead of the default search. */
 constexpr const char* kLibraryEnvVar = "TVM_OPENCL_LIBRARY";
 
-struct ClLibrary {
-  const ClApi* api = nullptr;  // null when loading failed
-  std::string path;            // file the symbols came from, when loaded
-  std::string failure;         // why api is null: what was tried and how to fix it
-};
+/* api (null when loading failed), path (the file the entry points come from), failure (why api
+ * is null: what was tried and how to fix it). */
+using ClLibrary = backend::VendorApi<ClApi>;
 
 /* Opens the loader on the first call (thread-safe) and returns the same result afterwards.
  * Candidates: $TVM_OPENCL_LIBRARY alone if set, else libOpenCL.so.1 then libOpenCL.so, each from

@@ -4,8 +4,8 @@
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <string>
 
@@ -43,14 +43,13 @@ Map<String, Any> DriverInfo() {
 }  // namespace
 
 void RegisterDiagnosticGlobals() {
-  ::tvm::ffi::reflection::GlobalDef()
-      .def("tvm_runtime.rocm.describe_module",
-           [](const ::tvm::ffi::Module& mod) { return DescribeRocmModule(mod); })
-      .def("tvm_runtime.rocm.describe_code_object",
-           [](const ::tvm::ffi::Bytes& image) {
-             return DescribeCodeObject(std::string(image.data(), image.size()));
-           })
-      .def("tvm_runtime.rocm.driver_info", DriverInfo);
+  auto name = [](const char* what) { return backend::PrivateGlobalName("rocm", what); };
+  backend::SetGlobalFunction(name("describe_module"),
+                             [](const ::tvm::ffi::Module& mod) { return DescribeRocmModule(mod); });
+  backend::SetGlobalFunction(name("describe_code_object"), [](const ::tvm::ffi::Bytes& image) {
+    return DescribeCodeObject(std::string(image.data(), image.size()));
+  });
+  backend::SetGlobalFunction(name("driver_info"), DriverInfo);
 }
 
 }  // namespace rocm

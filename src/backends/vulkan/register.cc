@@ -11,6 +11,7 @@
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <string>
 #include <tuple>
@@ -26,7 +27,6 @@ namespace vulkan {
 namespace {
 
 using ::tvm::ffi::Any;
-using ::tvm::ffi::Function;
 using ::tvm::ffi::String;
 
 void RequireVulkanDevice(const DLDevice& dev) {
@@ -66,29 +66,24 @@ void RegisterVulkanBackend() {
   backend::RegisterModuleLoader(
       "vulkan", [](const std::string& payload) { return LoadVulkanModule(payload); });
   // apache-tvm's Vulkan target detection (tvm.target.detect_target, -from_device) calls this.
-  Function::SetGlobal("device_api.vulkan.get_target_property",
-                      Function::FromTyped([](DLDevice dev, const std::string& key) -> Any {
-                        RequireVulkanDevice(dev);
-                        VulkanRuntime& rt = VulkanRuntime::Global();
-                        return TargetProperty(rt.Info(dev.device_id), key);
-                      }),
-                      /*override=*/true);
+  backend::SetGlobalFunction("device_api.vulkan.get_target_property",
+                             [](DLDevice dev, const std::string& key) -> Any {
+                               RequireVulkanDevice(dev);
+                               VulkanRuntime& rt = VulkanRuntime::Global();
+                               return TargetProperty(rt.Info(dev.device_id), key);
+                             });
   // tvm-runtime diagnostics: allocator and command-stream counters, validation messages.
-  Function::SetGlobal("runtime.vulkan.DeviceStats", Function::FromTyped(DeviceStatsOf),
-                      /*override=*/true);
-  Function::SetGlobal(
-      "runtime.vulkan.ValidationMessages", Function::FromTyped([](bool clear) {
+  backend::SetGlobalFunction(backend::PrivateGlobalName("vulkan", "device_stats"), DeviceStatsOf);
+  backend::SetGlobalFunction(
+      backend::PrivateGlobalName("vulkan", "validation_messages"), [](bool clear) {
         ::tvm::ffi::Array<String> out;
         for (const std::string& m : VulkanRuntime::Global().ValidationMessages(clear)) {
           out.push_back(String(m));
         }
         return out;
-      }),
-      /*override=*/true);
-  Function::SetGlobal("runtime.vulkan.ValidationEnabled", Function::FromTyped([]() {
-                        return VulkanRuntime::Global().validation_enabled();
-                      }),
-                      /*override=*/true);
+      });
+  backend::SetGlobalFunction(backend::PrivateGlobalName("vulkan", "validation_enabled"),
+                             [] { return VulkanRuntime::Global().validation_enabled(); });
 }
 
 }  // namespace vulkan

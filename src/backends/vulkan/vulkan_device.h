@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "vk_api.h"
-#include "vk_loader.h"
+#include "vk_library.h"
 #include "vulkan_memory.h"
 #include "vulkan_physical_device.h"
 #include "vulkan_stream.h"

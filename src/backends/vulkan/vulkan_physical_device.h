@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "vk_api.h"
-#include "vk_loader.h"
+#include "vk_library.h"
 
 namespace tvm_runtime {
 namespace vulkan {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "vk_api.h"
-#include "vk_loader.h"
+#include "vk_library.h"
 #include "vulkan_physical_device.h"
 
 namespace tvm_runtime {

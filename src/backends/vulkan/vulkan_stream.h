@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "vk_api.h"
-#include "vk_loader.h"
+#include "vk_library.h"
 #include "vulkan_memory.h"
 
 namespace tvm_runtime {

@@ -11,6 +11,7 @@
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <string>
 #include <vector>
@@ -27,7 +28,6 @@ namespace {
 
 using ::tvm::ffi::Any;
 using ::tvm::ffi::Array;
-using ::tvm::ffi::Function;
 using ::tvm::ffi::Map;
 using ::tvm::ffi::String;
 
@@ -42,7 +42,7 @@ void RequireWebGPUDevice(const DLDevice& dev) {
 Map<String, Any> AdapterInfoOf(DLDevice dev) {
   RequireWebGPUDevice(dev);
   const AdapterInfo& a = WebGPURuntime::Global().Info(dev.device_id);
-  const WgpuLibrary& lib = LoadWgpuLibrary();
+  const WgpuLibrary& lib = GetWgpuLibrary();
   Map<String, Any> out;
   out.Set("adapter", String(a.name));
   out.Set("vendor", String(a.vendor));
@@ -93,17 +93,14 @@ void RegisterWebGPUBackend() {
   backend::RegisterModuleLoader(
       "webgpu", [](const std::string& payload) { return LoadWebGPUModule(payload); });
   // The hook passes where the `wgpu` package keeps its library (found without importing it).
-  Function::SetGlobal("runtime.webgpu.SetLibraryCandidates",
-                      Function::FromTyped([](const Array<String>& paths) {
-                        std::vector<std::string> out;
-                        for (const String& p : paths) out.emplace_back(p);
-                        SetHookLibraryCandidates(std::move(out));
-                      }),
-                      /*override=*/true);
-  Function::SetGlobal("runtime.webgpu.AdapterInfo", Function::FromTyped(AdapterInfoOf),
-                      /*override=*/true);
-  Function::SetGlobal("runtime.webgpu.DeviceStats", Function::FromTyped(DeviceStatsOf),
-                      /*override=*/true);
+  backend::SetGlobalFunction(backend::PrivateGlobalName("webgpu", "set_library_candidates"),
+                             [](const Array<String>& paths) {
+                               std::vector<std::string> out;
+                               for (const String& p : paths) out.emplace_back(p);
+                               SetHookLibraryCandidates(std::move(out));
+                             });
+  backend::SetGlobalFunction(backend::PrivateGlobalName("webgpu", "adapter_info"), AdapterInfoOf);
+  backend::SetGlobalFunction(backend::PrivateGlobalName("webgpu", "device_stats"), DeviceStatsOf);
 }
 
 }  // namespace webgpu

@@ -52,7 +52,7 @@ Any WebGPUDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
     case kTVMRuntimeAttrMaxSharedMemoryPerBlock:
       return static_cast<int64_t>(l.maxComputeWorkgroupStorageSize);
     case kTVMRuntimeAttrComputeVersion:
-      return String(std::string(a.BackendName()) + ", wgpu-native " + LoadWgpuLibrary().version);
+      return String(std::string(a.BackendName()) + ", wgpu-native " + GetWgpuLibrary().version);
     case kTVMRuntimeAttrDeviceName:
       return String(a.name + " (" + a.BackendName() + ", " + a.TypeName() + ")");
     case kTVMRuntimeAttrMaxThreadDimensions: {

@@ -117,7 +117,7 @@ WebGPURuntime& WebGPURuntime::Global() {
 void WebGPURuntime::OnExitHook() { shut_down_.store(true, std::memory_order_release); }
 
 std::string WebGPURuntime::DiscoverAdapters(backend::LazyDevices<AdapterInfo>::List* out) {
-  const WgpuLibrary& lib = LoadWgpuLibrary();
+  const WgpuLibrary& lib = GetWgpuLibrary();
   if (!lib.ok()) return lib.error;
   const WgpuFunctions& f = lib.fn;
   std::string error;

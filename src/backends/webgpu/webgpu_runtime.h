@@ -20,7 +20,7 @@
 #include <string>
 
 #include "wgpu_api.h"
-#include "wgpu_loader.h"
+#include "wgpu_library.h"
 
 namespace tvm_runtime {
 namespace webgpu {
@@ -82,7 +82,7 @@ class WebGPURuntime {
     return devices_[device_id].load(std::memory_order_acquire);
   }
 
-  const WgpuFunctions& fn() const { return LoadWgpuLibrary().fn; }
+  const WgpuFunctions& fn() const { return GetWgpuLibrary().fn; }
   WGPUInstance instance() const { return instance_; }
   /* True once the process is exiting: frees become no-ops. */
   bool shut_down() const { return shut_down_.load(std::memory_order_acquire); }

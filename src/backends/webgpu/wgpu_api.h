@@ -6,7 +6,7 @@
  * The layouts follow the webgpu.h revision wgpu-native 29.x implements (WGPUStringView strings,
  * callback-info structs returning WGPUFuture, WGPULimits with maxImmediateSize, bind group layout
  * entries with bindingArraySize).  Older releases laid several of these structs out differently,
- * so wgpu_loader.cc refuses a library whose wgpuGetVersion() major is not kWgpuNativeMajor.
+ * so wgpu_library.cc refuses a library whose wgpuGetVersion() major is not kWgpuNativeMajor.
  */
 #ifndef TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_API_H_
 #define TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_API_H_
@@ -326,7 +326,7 @@ struct WGPUInstanceEnumerateAdapterOptions {
   WGPUFlags backends;
 };
 
-/* X(name, return type, parameter list): every entry point, resolved by wgpu_loader.cc. */
+/* X(name, return type, parameter list): every entry point, resolved by wgpu_library.cc. */
 #define TVM_WEBGPU_FUNCTIONS(X)                                                                  \
   X(wgpuGetVersion, uint32_t, (void))                                                            \
   X(wgpuCreateInstance, WGPUInstance, (const void*))                                             \

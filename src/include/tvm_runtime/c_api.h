@@ -5,7 +5,7 @@
  * C ABI (tvm/ffi/c_api.h).  No C++ type, vtable or exception ever crosses it, so a backend wheel
  * built against core 0.1.x keeps working when the core is upgraded within the same ABI major.
  *
- * Four parts make up the contract:
+ * Five parts make up the contract:
  *  1. the TVMBackend* functions that TVM-compiled host code calls (their addresses are also
  *     injected into every loaded library as "context symbols");
  *  2. the device registry: a backend fills a TVMRuntimeDeviceAPI table and hands it to the core;
@@ -13,7 +13,13 @@
  *     before anything is registered, and the one compatibility rule both sides apply;
  *  4. the string-named global functions (tvm-ffi's registry) the core, the backends and their
  *     Python hooks look each other up by: documented here because renaming one breaks a wheel
- *     built against an older core just as surely as changing a struct would.
+ *     built against an older core just as surely as changing a struct would;
+ *  5. the core's own start-up exports, called by `import tvm`.
+ *
+ * Exports: libtvm_runtime.so exports exactly the TVM_RUNTIME_DLL functions declared below; a
+ * backend DSO exports exactly the two entry points of part 3 (its symbols are hidden otherwise,
+ * see TVMRuntimeCommon.cmake).  tests/packaging/test_c_api_contract.py holds every installed DSO
+ * and every backend's global functions to these lists.
  *
  * Error convention for every `int`-returning function pointer below: return 0 on success; on
  * failure set tvm-ffi's raised error and return -1: TVMFFIErrorSetRaised(error object) keeps the
@@ -91,6 +97,17 @@ TVM_RUNTIME_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void
 TVM_RUNTIME_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 TVM_RUNTIME_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
 
+/* AnyLists: the register, constant and function arrays (16-byte TVMFFIAny slots) that Relax code
+ * compiled with exec_mode="compiled" works on.  Each returns 0, or -1 with tvm-ffi's raised error
+ * set.  args[arg_offset] = anylist[index] as a borrowed view: */
+TVM_RUNTIME_DLL int TVMBackendAnyListSetPackedArg(void* anylist, int index, TVMFFIAny* args,
+                                                  int arg_offset);
+/* anylist[index] = None, releasing what it held: */
+TVM_RUNTIME_DLL int TVMBackendAnyListResetItem(void* anylist, int index);
+/* anylist[index] = args[ret_offset], taking over the reference the return slot owned: */
+TVM_RUNTIME_DLL int TVMBackendAnyListMoveFromPackedReturn(void* anylist, int index, TVMFFIAny* args,
+                                                          int ret_offset);
+
 /* ---------------------------------------------------------------------------------------- */
 /* 2. Device registry.                                                                        */
 /* ---------------------------------------------------------------------------------------- */
@@ -141,7 +158,7 @@ typedef struct TVMRuntimeDeviceAPI {
   /* Short lowercase name, e.g. "opencl".  The core keeps the pointer, not a copy, for the rest
    * of the process (tables are never unregistered): point it at static storage (a literal). */
   const char* name;
-  void* self;          /* passed back as the first argument of every call */
+  void* self; /* passed back as the first argument of every call */
 
   /* required */
   int (*set_device)(void* self, int32_t device_id);
@@ -272,19 +289,53 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   runtime.config_threadpool, runtime.RPCTimeEvaluator, vm.builtin.*, and the Relax loaders
  *   ffi.Module.load_from_{bytes,file}.relax.VMExecutable.
  *
- * 4d. Registered by a backend wheel for apache-tvm's target detection:
+ * 4d. apache-tvm names registered by a backend wheel (fixed by apache-tvm, and declared in the
+ *     wheel's `global-functions` of [tool.tvm-runtime] so that the core's "cannot find function"
+ *     errors name the wheel):
  *   device_api.vulkan.get_target_property (Device dev, str key) -> Any          since 1.0
  *       Vulkan capability by apache-tvm's key names (tvm.target "-from_device").
+ *   tvm.contrib.sort.*, tvm.contrib.random.*, tvm.runtime.threading.*: the contrib functions
+ *       of tvm-runtime-extra.
  *
  * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
- *     with the wheel; listed only to reserve the prefixes):
- *   tvm_runtime.cuda.*        registered by the CUDA DSO (nvrtc_info, compile_source,
- *                             describe_module, cache_dir, driver_info, event_*);
- *   tvm_runtime.cuda.locate_nvrtc  registered by the CUDA hook (Python), called by the CUDA DSO
- *                             on the first runtime compile: (int driver_major) -> list[dict];
- *   runtime.vulkan.*          registered by the Vulkan DSO (DeviceStats, ValidationMessages,
- *                             ValidationEnabled) for its hook's diagnostics.
+ *     with the wheel; listed to reserve the prefixes).  The convention: a backend named <name>
+ *     (DSO libtvm_runtime_<name>.so, hook tvm.backend.<name>) registers its private globals as
+ *     `tvm_runtime.<name>.<snake_case>`, from C++ with backend::SetGlobalFunction
+ *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
+ *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
+ *                             cache_dir, driver_info, event_* (tvm_runtime/backend/gpu_events.h);
+ *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
+ *                             first runtime compile: (int driver_major) -> list[dict];
+ *   tvm_runtime.rocm.*        the ROCm DSO: describe_module, describe_code_object, driver_info,
+ *                             event_*;
+ *   tvm_runtime.vulkan.*      the Vulkan DSO: device_stats, validation_messages,
+ *                             validation_enabled (its hook's diagnostics);
+ *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
+ *                             the wgpu-native libraries it found), adapter_info, device_stats;
+ *   tvm_runtime.opencl.*      the OpenCL DSO (none registered today);
+ *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today).
+ *
+ * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
+ * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use
+ * (through tvm_runtime/backend/vendor_api.h where a symbol table is all it needs),
+ * <vendor>_error.{h,cc} turns vendor status codes into errors, <name>_*.{h,cc} hold the device,
+ * module and kernel code (files about one format are named for it: spirv_info, code_object), and
+ * register.cc defines the two entry points of part 3.
  */
+
+/* ---------------------------------------------------------------------------------------- */
+/* 5. The core's start-up exports (libtvm_runtime.so only).                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Registers everything the core provides (the CPU device, the globals of part 4, the context
+ * symbols of part 1).  Called once by `import tvm` right after loading the library, never from a
+ * static constructor; later calls return the first outcome.  Returns 0, or 1 with a
+ * NUL-terminated reason truncated to err_len (e.g. a global that another runtime in the process
+ * already registered).  Never throws. */
+TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len);
+
+/* The core's distribution version ("0.1.0"), a static string. */
+TVM_RUNTIME_DLL const char* TVMRuntimeVersion(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,6 +17,7 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/backend/kernel_args.h>
 #include <tvm_runtime/backend/launch_params.h>
 
@@ -107,12 +108,9 @@ class DeviceModuleBase : public ::tvm::ffi::ModuleObj {
  * call it from the backend's registration function, never from a static constructor. */
 template <typename Load>
 void RegisterModuleLoader(const std::string& kind, Load load) {
-  ::tvm::ffi::Function::SetGlobal(
-      "ffi.Module.load_from_bytes." + kind,
-      ::tvm::ffi::Function::FromTyped([load](const ::tvm::ffi::Bytes& payload) {
-        return load(std::string(payload.data(), payload.size()));
-      }),
-      /*override=*/true);
+  SetGlobalFunction("ffi.Module.load_from_bytes." + kind, [load](const ::tvm::ffi::Bytes& payload) {
+    return load(std::string(payload.data(), payload.size()));
+  });
 }
 
 }  // namespace backend

@@ -1,15 +1,16 @@
 /*
  * GPU events (CUDA, HIP, ...) as global functions: plain integer handles for Python, which
  * time work on a stream without synchronising around every launch, and the device timer the
- * core's time evaluator uses (`runtime.timer.<name>`, the contract in c_api.h 4b).
+ * core's time evaluator uses (`runtime.timer.<name>`, the contract in c_api.h 4a).
  *
  * A backend describes its events with a struct of static functions and registers them once:
  *
  *   struct Ops {
  *     static constexpr int32_t kDeviceType = ...;   // the streams' device type
- *     static constexpr const char* kName = "cuda";  // tvm_runtime.<kName>.event_*,
- * runtime.timer.<kName> static int64_t Create(int32_t device_id, bool timing); static void
- * Record(int64_t event, int32_t device_id, void* stream); static void Synchronize(int64_t event);
+ *     static constexpr const char* kName = "cuda";  // tvm_runtime.<kName>.event_*, runtime.timer.*
+ *     static int64_t Create(int32_t device_id, bool timing);
+ *     static void Record(int64_t event, int32_t device_id, void* stream);
+ *     static void Synchronize(int64_t event);
  *     static double ElapsedMs(int64_t start, int64_t end);  // waits for `end`
  *     static void Destroy(int64_t event);
  *   };
@@ -22,9 +23,9 @@
 #include <tvm/ffi/device.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <cstdint>
 #include <memory>
@@ -89,23 +90,20 @@ template <typename Ops>
  * runtime.timer.<name>. */
 template <typename Ops>
 void RegisterGpuEventGlobals() {
-  const std::string prefix = std::string("tvm_runtime.") + Ops::kName + ".event_";
-  const std::string timer = std::string("runtime.timer.") + Ops::kName;
-  ::tvm::ffi::reflection::GlobalDef()
-      .def((prefix + "create").c_str(),
-           [](int32_t device_id, bool timing) { return Ops::Create(device_id, timing); })
-      .def((prefix + "record").c_str(),
-           [](int64_t event, int32_t device_id, ::tvm::ffi::AnyView stream) {
-             Ops::Record(event, device_id, StreamFromAny(Ops::kDeviceType, device_id, stream));
-           })
-      .def((prefix + "synchronize").c_str(), [](int64_t event) { Ops::Synchronize(event); })
-      .def((prefix + "elapsed_ms").c_str(),
-           [](int64_t start, int64_t end) { return Ops::ElapsedMs(start, end); })
-      .def((prefix + "destroy").c_str(),
-           [](int64_t event) {
-             if (event != 0) Ops::Destroy(event);
-           })
-      .def(timer.c_str(), detail::MakeEventTimer<Ops>);
+  auto name = [](const char* what) { return PrivateGlobalName(Ops::kName, what); };
+  SetGlobalFunction(name("event_create"),
+                    [](int32_t device_id, bool timing) { return Ops::Create(device_id, timing); });
+  SetGlobalFunction(
+      name("event_record"), [](int64_t event, int32_t device_id, ::tvm::ffi::AnyView stream) {
+        Ops::Record(event, device_id, StreamFromAny(Ops::kDeviceType, device_id, stream));
+      });
+  SetGlobalFunction(name("event_synchronize"), [](int64_t event) { Ops::Synchronize(event); });
+  SetGlobalFunction(name("event_elapsed_ms"),
+                    [](int64_t start, int64_t end) { return Ops::ElapsedMs(start, end); });
+  SetGlobalFunction(name("event_destroy"), [](int64_t event) {
+    if (event != 0) Ops::Destroy(event);
+  });
+  SetGlobalFunction(std::string("runtime.timer.") + Ops::kName, detail::MakeEventTimer<Ops>);
 }
 
 }  // namespace backend

@@ -102,14 +102,14 @@ def device_stats(dev: Any) -> dict[str, int]:
     command stream (``commands`` recorded, ``submits``, ``fence_waits``)."""
     import tvm_ffi
 
-    return dict(tvm_ffi.get_global_func("runtime.vulkan.DeviceStats")(dev))
+    return dict(tvm_ffi.get_global_func("tvm_runtime.vulkan.device_stats")(dev))
 
 
 def validation_messages(clear: bool = False) -> list[str]:
     """Warnings and errors of the Khronos validation layer (enabled by TVM_VULKAN_VALIDATION=1)."""
     import tvm_ffi
 
-    return [str(m) for m in tvm_ffi.get_global_func("runtime.vulkan.ValidationMessages")(clear)]
+    return [str(m) for m in tvm_ffi.get_global_func("tvm_runtime.vulkan.validation_messages")(clear)]
 
 
 # apache-tvm's name for the same thing.

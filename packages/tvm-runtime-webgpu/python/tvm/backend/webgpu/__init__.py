@@ -69,7 +69,7 @@ def register_backend() -> None:
     hook_api.load_backend_dso("webgpu", _DSO)
     import tvm_ffi
 
-    tvm_ffi.get_global_func("runtime.webgpu.SetLibraryCandidates")(library_candidates())
+    tvm_ffi.get_global_func("tvm_runtime.webgpu.set_library_candidates")(library_candidates())
     hook_api.register_device_target_detector("webgpu", detect_target)
 
 
@@ -88,7 +88,7 @@ def adapter_info(dev: Any) -> dict[str, Any]:
     import tvm_ffi
 
     hook_api.require_device(dev)
-    return dict(tvm_ffi.get_global_func("runtime.webgpu.AdapterInfo")(dev))
+    return dict(tvm_ffi.get_global_func("tvm_runtime.webgpu.adapter_info")(dev))
 
 
 def detect_target(dev: Any) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def device_stats(dev: Any) -> dict[str, int]:
     """Counters of a device: ``submits``, ``dispatches``, ``live_buffers``, ``live_bytes``."""
     import tvm_ffi
 
-    return dict(tvm_ffi.get_global_func("runtime.webgpu.DeviceStats")(dev))
+    return dict(tvm_ffi.get_global_func("tvm_runtime.webgpu.device_stats")(dev))
 
 
 # apache-tvm's name for the same thing.

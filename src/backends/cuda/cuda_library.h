@@ -3,8 +3,8 @@
  * registration), so the backend loads on machines without a GPU or driver and can say exactly
  * what is missing.
  */
-#ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
-#define TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
+#ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_LIBRARY_H_
+#define TVM_RUNTIME_BACKENDS_CUDA_CUDA_LIBRARY_H_
 
 #include <tvm_runtime/backend/vendor_api.h>
 
@@ -20,12 +20,12 @@ constexpr const char* kDriverLibraryEnvVar = "TVM_CUDA_DRIVER_LIBRARY";
 
 /* api (null when loading failed), path (the file the entry points come from), failure (why api
  * is null: what was tried and how to fix it). */
-using CudaDriver = backend::VendorApi<CuApi>;
+using CudaLibrary = backend::VendorApi<CuApi>;
 
 /* Opens the driver on the first call (thread-safe) and returns the same result afterwards. */
-const CudaDriver& GetCudaDriver();
+const CudaLibrary& GetCudaLibrary();
 
 }  // namespace cuda
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_BACKENDS_CUDA_CUDA_DRIVER_H_
+#endif  // TVM_RUNTIME_BACKENDS_CUDA_CUDA_LIBRARY_H_

@@ -1,4 +1,4 @@
-#include "vk_loader.h"
+#include "vk_library.h"
 
 #include <dlfcn.h>
 #include <tvm_runtime/backend/error.h>

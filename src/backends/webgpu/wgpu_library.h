@@ -4,8 +4,8 @@
  * or `WGPU_LIB_PATH`, the variable that package documents), then `libwgpu_native.so` from
  * $CONDA_PREFIX/lib and the system's search.
  */
-#ifndef TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LOADER_H_
-#define TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LOADER_H_
+#ifndef TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LIBRARY_H_
+#define TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LIBRARY_H_
 
 #include <string>
 #include <vector>
@@ -29,9 +29,9 @@ struct WgpuLibrary {
 void SetHookLibraryCandidates(std::vector<std::string> paths);
 
 /* Opens the library once per process and resolves every entry point; never throws. */
-const WgpuLibrary& LoadWgpuLibrary();
+const WgpuLibrary& GetWgpuLibrary();
 
 }  // namespace webgpu
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LOADER_H_
+#endif  // TVM_RUNTIME_BACKENDS_WEBGPU_WGPU_LIBRARY_H_

@@ -1,4 +1,4 @@
-#include "cuda_driver.h"
+#include "cuda_library.h"
 
 #include <tvm_runtime/backend/vendor_api.h>
 
@@ -52,7 +52,7 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Optional({"cuLaunchKernelEx"}, &api->LaunchKernelEx);
 }
 
-CudaDriver Load() {
+CudaLibrary Load() {
   static CuApi api;  // filled once, by the candidate that is accepted
   backend::VendorApiMessages msg;
   msg.library = "CUDA driver library";
@@ -72,9 +72,9 @@ CudaDriver Load() {
 
 }  // namespace
 
-const CudaDriver& GetCudaDriver() {
+const CudaLibrary& GetCudaLibrary() {
   // A function-local static: thread-safe one-time initialization on first device use.
-  static const CudaDriver driver = Load();
+  static const CudaLibrary driver = Load();
   return driver;
 }
 

@@ -5,8 +5,8 @@
  * other function comes through it (global and instance level) or through vkGetDeviceProcAddr
  * (device level, which skips the loader's dispatch trampoline on the launch path).
  */
-#ifndef TVM_RUNTIME_BACKENDS_VULKAN_VK_LOADER_H_
-#define TVM_RUNTIME_BACKENDS_VULKAN_VK_LOADER_H_
+#ifndef TVM_RUNTIME_BACKENDS_VULKAN_VK_LIBRARY_H_
+#define TVM_RUNTIME_BACKENDS_VULKAN_VK_LIBRARY_H_
 
 #include <string>
 
@@ -122,4 +122,4 @@ VkDeviceFunctions LoadDeviceFunctions(const VkInstanceFunctions& instance, VkDev
 }  // namespace vulkan
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_BACKENDS_VULKAN_VK_LOADER_H_
+#endif  // TVM_RUNTIME_BACKENDS_VULKAN_VK_LIBRARY_H_

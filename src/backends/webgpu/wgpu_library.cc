@@ -1,4 +1,4 @@
-#include "wgpu_loader.h"
+#include "wgpu_library.h"
 
 #include <dlfcn.h>
 #include <tvm_runtime/backend/vendor_library.h>
@@ -59,7 +59,7 @@ void SetHookLibraryCandidates(std::vector<std::string> paths) {
   HookCandidates() = std::move(paths);
 }
 
-const WgpuLibrary& LoadWgpuLibrary() {
+const WgpuLibrary& GetWgpuLibrary() {
   static const WgpuLibrary* lib = [] {
     auto* out = new WgpuLibrary();  // leaked: the library stays open for the process
     std::vector<std::string> candidates;
