@@ -11,9 +11,9 @@
  * 0/1 (0.27 would store 1..9 in them).
  */
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/c_api.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <random>
 #include <vector>
 
+#include "error_text.h"
 #include "extra_register.h"
 #include "half_bits.h"
 #include "parallel_rows.h"
@@ -43,11 +44,12 @@ constexpr const char* kRandomFillForMeasure = "tvm.contrib.random.random_fill_fo
 DLTensor* AnyTensorArg(const ::tvm::ffi::PackedArgs& args, int index, const char* func) {
   auto tensor = args[index].try_cast<DLTensor*>();
   if (!tensor.has_value() || *tensor == nullptr) {
-    TVM_FFI_THROW(TypeError) << func << ": argument " << index << " must be a tensor, got "
-                             << args[index].GetTypeKey();
+    backend::ThrowError(
+        "TypeError",
+        ErrorText(func, ": argument ", index, " must be a tensor, got ", args[index].GetTypeKey()));
   }
   if (!::tvm::ffi::IsContiguous(**tensor)) {
-    TVM_FFI_THROW(ValueError) << func << ": the output tensor must be contiguous";
+    backend::ThrowError("ValueError", ErrorText(func, ": the output tensor must be contiguous"));
   }
   return *tensor;
 }
@@ -61,8 +63,8 @@ void FillRandint(DLTensor* out, int64_t low, int64_t high) {
     high = std::min<int64_t>(high, static_cast<int64_t>(std::numeric_limits<T>::max()) + 1);
   }
   if (high <= low) {
-    TVM_FFI_THROW(ValueError) << kRandint << ": [low, high) is empty for dtype "
-                              << DTypeName(out->dtype);
+    backend::ThrowError("ValueError", ErrorText(kRandint, ": [low, high) is empty for dtype ",
+                                                DTypeName(out->dtype)));
   }
   std::mt19937& engine = ThreadEngine();
   uint64_t span = static_cast<uint64_t>(high - low);
@@ -79,14 +81,15 @@ void Randint(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   int64_t high = args[1].cast<int64_t>();
   DLTensor* out = CpuTensorArg(args, 2, kRandint, "out");
   if (high <= low) {
-    TVM_FFI_THROW(ValueError) << kRandint << ": high (" << high << ") must be bigger than low ("
-                              << low << ")";
+    backend::ThrowError("ValueError", ErrorText(kRandint, ": high (", high,
+                                                ") must be bigger than low (", low, ")"));
   }
   DLDataType t = out->dtype;
   bool is_signed = t.code == kDLInt;
   if ((t.code != kDLInt && t.code != kDLUInt) || t.lanes != 1) {
-    TVM_FFI_THROW(ValueError) << kRandint << ": out has dtype " << DTypeName(t)
-                              << "; randint fills integer tensors (int/uint 8, 16, 32, 64)";
+    backend::ThrowError("ValueError",
+                        ErrorText(kRandint, ": out has dtype ", DTypeName(t),
+                                  "; randint fills integer tensors (int/uint 8, 16, 32, 64)"));
   }
   switch (t.bits) {
     case 8:
@@ -101,7 +104,7 @@ void Randint(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
       return is_signed ? FillRandint<int64_t>(out, low, high)
                        : FillRandint<uint64_t>(out, low, high);
     default:
-      TVM_FFI_THROW(ValueError) << kRandint << ": unsupported dtype " << DTypeName(t);
+      backend::ThrowError("ValueError", ErrorText(kRandint, ": unsupported dtype ", DTypeName(t)));
   }
 }
 
@@ -121,8 +124,8 @@ DistributionCall ParseDistributionCall(const ::tvm::ffi::PackedArgs& args, const
   } else if (args.size() == 5) {
     call.engine = &EngineForSeeds(args[0].cast<int64_t>(), args[1].cast<int64_t>());
   } else {
-    TVM_FFI_THROW(TypeError) << func << " takes (" << params << ", out) or (seed, seed2, " << params
-                             << ", out), got " << args.size() << " arguments";
+    backend::ThrowError("TypeError", ErrorText(func, " takes (", params, ", out) or (seed, seed2, ",
+                                               params, ", out), got ", args.size(), " arguments"));
   }
   int first = args.size() == 5 ? 2 : 0;
   call.a = args[first].cast<double>();
@@ -130,8 +133,8 @@ DistributionCall ParseDistributionCall(const ::tvm::ffi::PackedArgs& args, const
   call.out = CpuTensorArg(args, first + 2, func, "out");
   DLDataType t = call.out->dtype;
   if (t.code != kDLFloat || (t.bits != 32 && t.bits != 64)) {
-    TVM_FFI_THROW(ValueError) << func << ": out has dtype " << DTypeName(t)
-                              << "; it fills float32 (or float64) tensors";
+    backend::ThrowError("ValueError", ErrorText(func, ": out has dtype ", DTypeName(t),
+                                                "; it fills float32 (or float64) tensors"));
   }
   return call;
 }
@@ -154,8 +157,8 @@ void Uniform(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   float low = static_cast<float>(call.a);
   float high = static_cast<float>(call.b);
   if (!(high > low)) {
-    TVM_FFI_THROW(ValueError) << kUniform << ": high (" << call.b << ") must be bigger than low ("
-                              << call.a << ")";
+    backend::ThrowError("ValueError", ErrorText(kUniform, ": high (", call.b,
+                                                ") must be bigger than low (", call.a, ")"));
   }
   FillFrom(UniformFloat(low, high), *call.engine, call.out);
 }
@@ -165,7 +168,8 @@ void Normal(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   float loc = static_cast<float>(call.a);
   float scale = static_cast<float>(call.b);
   if (!(scale > 0)) {
-    TVM_FFI_THROW(ValueError) << kNormal << ": scale (" << call.b << ") must be positive";
+    backend::ThrowError("ValueError",
+                        ErrorText(kNormal, ": scale (", call.b, ") must be positive"));
   }
   FillFrom(NormalFloat(loc, scale), *call.engine, call.out);
 }
@@ -203,8 +207,8 @@ void FillMeasureValues(char* data, DLDataType t, int64_t begin, int64_t end, std
 void RequireFillableDType(DLDataType t, const char* func) {
   bool ok = t.lanes == 1 && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
   if (!ok) {
-    TVM_FFI_THROW(ValueError) << func << ": cannot fill dtype " << DTypeName(t)
-                              << " (supported: 8/16/32/64-bit scalar types)";
+    backend::ThrowError("ValueError", ErrorText(func, ": cannot fill dtype ", DTypeName(t),
+                                                " (supported: 8/16/32/64-bit scalar types)"));
   }
 }
 
@@ -217,9 +221,9 @@ void FillOnHost(DLTensor* out, const char* func, Fill&& fill) {
   }
   const TVMRuntimeDeviceAPI* api = TVMRuntimeGetDeviceAPI(out->device.device_type);
   if (api == nullptr) {
-    TVM_FFI_THROW(ValueError) << func << ": no backend serves device type "
-                              << out->device.device_type
-                              << " (is its tvm-runtime-* wheel installed?)";
+    backend::ThrowError("ValueError",
+                        ErrorText(func, ": no backend serves device type ", out->device.device_type,
+                                  " (is its tvm-runtime-* wheel installed?)"));
   }
   size_t nbytes = static_cast<size_t>(NumElements(out)) * ((out->dtype.bits + 7) / 8);
   std::vector<char> host(nbytes);
@@ -262,12 +266,11 @@ void RandomFillForMeasure(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
 }  // namespace
 
 void RegisterRandomFunctions() {
-  ::tvm::ffi::reflection::GlobalDef()
-      .def_packed(kRandint, Randint)
-      .def_packed(kUniform, Uniform)
-      .def_packed(kNormal, Normal)
-      .def_packed(kRandomFill, RandomFill)
-      .def_packed(kRandomFillForMeasure, RandomFillForMeasure);
+  backend::SetGlobalPackedFunction(kRandint, Randint);
+  backend::SetGlobalPackedFunction(kUniform, Uniform);
+  backend::SetGlobalPackedFunction(kNormal, Normal);
+  backend::SetGlobalPackedFunction(kRandomFill, RandomFill);
+  backend::SetGlobalPackedFunction(kRandomFillForMeasure, RandomFillForMeasure);
 }
 
 }  // namespace extra

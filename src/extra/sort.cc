@@ -11,11 +11,13 @@
  * Equal elements keep their original order in both directions (0.27 uses a stable sort).
  */
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
+#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "error_text.h"
 #include "extra_register.h"
 #include "sort_rows.h"
 
@@ -35,8 +37,9 @@ void Sort(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   bool ascending = args[3].cast<bool>();
   KeyKind kind = RequireSortableKeys(input, kSortName);
   if (DTypeName(input->dtype) != DTypeName(output->dtype)) {
-    TVM_FFI_THROW(ValueError) << kSortName << ": output dtype " << DTypeName(output->dtype)
-                              << " differs from input dtype " << DTypeName(input->dtype);
+    backend::ThrowError("ValueError",
+                        ErrorText(kSortName, ": output dtype ", DTypeName(output->dtype),
+                                  " differs from input dtype ", DTypeName(input->dtype)));
   }
   AxisSplit s = SplitAtAxis(input, axis);
   RequireShapeAlongAxis(input, output, axis, s.length, kSortName, "output");
@@ -107,10 +110,11 @@ void ArgsortNms(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   bool counts_are_ints =
       sort_num->dtype.code == kDLInt && (sort_num->dtype.bits == 32 || sort_num->dtype.bits == 64);
   if (!counts_are_ints || NumElements(sort_num) != s.rows()) {
-    TVM_FFI_THROW(ValueError) << kArgsortNmsName << ": sort_num must be an int32/int64 tensor with "
-                              << "one count per row (" << s.rows() << " elements: the input's "
-                              << "shape without the sort axis); got " << DTypeName(sort_num->dtype)
-                              << " with " << NumElements(sort_num) << " elements";
+    backend::ThrowError("ValueError",
+                        ErrorText(kArgsortNmsName, ": sort_num must be an int32/int64 tensor with ",
+                                  "one count per row (", s.rows(), " elements: the input's ",
+                                  "shape without the sort axis); got ", DTypeName(sort_num->dtype),
+                                  " with ", NumElements(sort_num), " elements"));
   }
   const char* counts = DataOf(sort_num);
   bool wide = sort_num->dtype.bits == 64;
@@ -118,8 +122,8 @@ void ArgsortNms(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
     int64_t c = wide ? reinterpret_cast<const int64_t*>(counts)[row]
                      : reinterpret_cast<const int32_t*>(counts)[row];
     if (c < 0 || c > s.length) {
-      TVM_FFI_THROW(ValueError) << kArgsortNmsName << ": sort_num[" << row << "] = " << c
-                                << " is outside [0, " << s.length << "]";
+      backend::ThrowError("ValueError", ErrorText(kArgsortNmsName, ": sort_num[", row, "] = ", c,
+                                                  " is outside [0, ", s.length, "]"));
     }
     return c;
   };
@@ -142,10 +146,9 @@ void ArgsortNms(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
 }  // namespace
 
 void RegisterSortFunctions() {
-  ::tvm::ffi::reflection::GlobalDef()
-      .def_packed(kSortName, Sort)
-      .def_packed(kArgsortName, Argsort)
-      .def_packed(kArgsortNmsName, ArgsortNms);
+  backend::SetGlobalPackedFunction(kSortName, Sort);
+  backend::SetGlobalPackedFunction(kArgsortName, Argsort);
+  backend::SetGlobalPackedFunction(kArgsortNmsName, ArgsortNms);
 }
 
 }  // namespace extra

@@ -5,12 +5,13 @@
 #ifndef TVM_RUNTIME_EXTRA_SORT_ROWS_H_
 #define TVM_RUNTIME_EXTRA_SORT_ROWS_H_
 
-#include <tvm/ffi/error.h>
+#include <tvm_runtime/backend/error.h>
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
+#include "error_text.h"
 #include "ordered_keys.h"
 #include "parallel_rows.h"
 #include "row_sorter.h"
@@ -25,17 +26,19 @@ constexpr size_t kKeepScratchBytes = size_t{64} << 20;
 inline KeyKind RequireSortableKeys(const DLTensor* t, const char* func) {
   KeyKind kind;
   if (!KeyKindOf(t->dtype, &kind)) {
-    TVM_FFI_THROW(ValueError) << func << ": cannot sort elements of dtype " << DTypeName(t->dtype)
-                              << "; supported: int8/16/32/64, uint8/16/32/64, float16/32/64, "
-                                 "bfloat16";
+    backend::ThrowError("ValueError",
+                        ErrorText(func, ": cannot sort elements of dtype ", DTypeName(t->dtype),
+                                  "; supported: int8/16/32/64, uint8/16/32/64, float16/32/64, "
+                                  "bfloat16"));
   }
   return kind;
 }
 
 inline void RequireIndexableLength(int64_t length, const char* func) {
   if (length > static_cast<int64_t>(std::numeric_limits<uint32_t>::max())) {
-    TVM_FFI_THROW(ValueError) << func << ": cannot sort rows longer than 2^32-1 elements (got "
-                              << length << ")";
+    backend::ThrowError(
+        "ValueError",
+        ErrorText(func, ": cannot sort rows longer than 2^32-1 elements (got ", length, ")"));
   }
 }
 
@@ -52,8 +55,9 @@ inline void DispatchIndexType(DLDataType t, const char* func, const char* what, 
   } else if (t.lanes == 1 && t.code == kDLFloat && t.bits == 64) {
     f(double{});
   } else {
-    TVM_FFI_THROW(ValueError) << func << ": " << what << " has dtype " << DTypeName(t)
-                              << "; indices must be int32, int64, float32 or float64";
+    backend::ThrowError("ValueError",
+                        ErrorText(func, ": ", what, " has dtype ", DTypeName(t),
+                                  "; indices must be int32, int64, float32 or float64"));
   }
 }
 

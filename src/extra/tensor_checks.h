@@ -9,11 +9,14 @@
 #include <dlpack/dlpack.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/dtype.h>
-#include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
+#include <tvm_runtime/backend/device_copy.h>
+#include <tvm_runtime/backend/error.h>
 
 #include <cstdint>
 #include <string>
+
+#include "error_text.h"
 
 namespace tvm_runtime {
 namespace extra {
@@ -25,8 +28,8 @@ inline std::string DTypeName(DLDataType t) {
 inline void RequireArgCount(const ::tvm::ffi::PackedArgs& args, int expected, const char* func,
                             const char* usage) {
   if (args.size() != expected) {
-    TVM_FFI_THROW(TypeError) << func << " takes " << expected << " arguments " << usage << ", got "
-                             << args.size();
+    backend::ThrowError("TypeError", ErrorText(func, " takes ", expected, " arguments ", usage,
+                                               ", got ", args.size()));
   }
 }
 
@@ -35,26 +38,30 @@ inline DLTensor* CpuTensorArg(const ::tvm::ffi::PackedArgs& args, int index, con
                               const char* what) {
   auto tensor = args[index].try_cast<DLTensor*>();
   if (!tensor.has_value() || *tensor == nullptr) {
-    TVM_FFI_THROW(TypeError) << func << ": argument " << index << " (" << what
-                             << ") must be a tensor, got " << args[index].GetTypeKey();
+    backend::ThrowError(
+        "TypeError", ErrorText(func, ": argument ", index, " (", what, ") must be a tensor, got ",
+                               args[index].GetTypeKey()));
   }
   DLTensor* t = *tensor;
   int dev = t->device.device_type;
-  if (dev != kDLCPU && dev != kDLCUDAHost && dev != kDLROCMHost) {
-    TVM_FFI_THROW(ValueError)
-        << func << ": " << what
-        << " must be in CPU memory (these contrib functions run on the host); "
-        << "got device type " << dev << ". Copy it to tvm.cpu() first";
+  if (!backend::IsHostDevice(t->device)) {
+    backend::ThrowError(
+        "ValueError",
+        ErrorText(func, ": ", what,
+                  " must be in CPU memory (these contrib functions run on the host); ",
+                  "got device type ", dev, ". Copy it to tvm.cpu() first"));
   }
   if (t->ndim > 0 && t->data == nullptr) {
-    TVM_FFI_THROW(ValueError) << func << ": " << what << " has no data";
+    backend::ThrowError("ValueError", ErrorText(func, ": ", what, " has no data"));
   }
   if (!::tvm::ffi::IsContiguous(*t)) {
-    TVM_FFI_THROW(ValueError) << func << ": " << what << " must be contiguous (compact row-major)";
+    backend::ThrowError("ValueError",
+                        ErrorText(func, ": ", what, " must be contiguous (compact row-major)"));
   }
   if (t->dtype.lanes != 1) {
-    TVM_FFI_THROW(ValueError) << func << ": " << what << " has vector dtype " << DTypeName(t->dtype)
-                              << "; only scalar element types are supported";
+    backend::ThrowError("ValueError",
+                        ErrorText(func, ": ", what, " has vector dtype ", DTypeName(t->dtype),
+                                  "; only scalar element types are supported"));
   }
   return t;
 }
@@ -71,8 +78,8 @@ inline char* DataOf(const DLTensor* t) { return static_cast<char*>(t->data) + t-
 inline int NormalizeAxis(int64_t axis, const DLTensor* t, const char* func) {
   int64_t ndim = t->ndim;
   if (axis < -ndim || axis >= ndim || ndim == 0) {
-    TVM_FFI_THROW(ValueError) << func << ": axis " << axis
-                              << " is out of range for a tensor of rank " << ndim;
+    backend::ThrowError("ValueError", ErrorText(func, ": axis ", axis,
+                                                " is out of range for a tensor of rank ", ndim));
   }
   return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
@@ -117,8 +124,8 @@ inline void RequireShapeAlongAxis(const DLTensor* in, const DLTensor* out, int a
     }
     std::string got = "(";
     for (int i = 0; i < out->ndim; ++i) got += (i ? ", " : "") + std::to_string(out->shape[i]);
-    TVM_FFI_THROW(ValueError) << func << ": " << what << " has shape " << got << ") but must be "
-                              << want << ")";
+    backend::ThrowError(
+        "ValueError", ErrorText(func, ": ", what, " has shape ", got, ") but must be ", want, ")"));
   }
 }
 

@@ -7,11 +7,13 @@
 #include <sched.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
+#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "error_text.h"
 #include "extra_register.h"
 
 namespace tvm_runtime {
@@ -25,26 +27,27 @@ void SetCurrentThreadAffinity(::tvm::ffi::Shape cpu_ids) {
   CPU_ZERO(&set);
   for (int64_t id : cpu_ids) {
     if (id < 0 || id >= CPU_SETSIZE) {
-      TVM_FFI_THROW(ValueError) << kSetAffinity << ": CPU id " << id << " is outside [0, "
-                                << CPU_SETSIZE << ")";
+      backend::ThrowError("ValueError", ErrorText(kSetAffinity, ": CPU id ", id, " is outside [0, ",
+                                                  CPU_SETSIZE, ")"));
     }
     CPU_SET(static_cast<int>(id), &set);
   }
   if (cpu_ids.size() == 0) {
-    TVM_FFI_THROW(ValueError) << kSetAffinity << ": give at least one CPU id";
+    backend::ThrowError("ValueError", ErrorText(kSetAffinity, ": give at least one CPU id"));
   }
   int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   if (rc != 0) {
-    TVM_FFI_THROW(RuntimeError) << kSetAffinity
-                                << ": pthread_setaffinity_np failed: " << std::strerror(rc)
-                                << " (are these CPUs online and allowed for this process?)";
+    backend::ThrowError(
+        "RuntimeError",
+        ErrorText(kSetAffinity, ": pthread_setaffinity_np failed: ", std::strerror(rc),
+                  " (are these CPUs online and allowed for this process?)"));
   }
 }
 
 }  // namespace
 
 void RegisterThreadingFunctions() {
-  ::tvm::ffi::reflection::GlobalDef().def(kSetAffinity, SetCurrentThreadAffinity);
+  backend::SetGlobalFunction(kSetAffinity, SetCurrentThreadAffinity);
 }
 
 }  // namespace extra

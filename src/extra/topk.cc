@@ -8,12 +8,14 @@
  * whose extent there is k.
  */
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
+#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
+#include "error_text.h"
 #include "extra_register.h"
 #include "sort_rows.h"
 
@@ -26,21 +28,22 @@ constexpr const char* kTopkName = "tvm.contrib.sort.topk";
 void Topk(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   int nargs = args.size();
   if (nargs != 6 && nargs != 7) {
-    TVM_FFI_THROW(TypeError) << kTopkName
-                             << " takes (input, values, indices, k, axis, \"both\", is_ascend) or "
-                                "(input, out, k, axis, \"values\"|\"indices\", is_ascend), got "
-                             << nargs << " arguments";
+    backend::ThrowError(
+        "TypeError", ErrorText(kTopkName,
+                               " takes (input, values, indices, k, axis, \"both\", is_ascend) or "
+                               "(input, out, k, axis, \"values\"|\"indices\", is_ascend), got ",
+                               nargs, " arguments"));
   }
   auto ret_type = args[nargs - 2].try_cast<std::string>();
   if (!ret_type.has_value() ||
       (*ret_type != "both" && *ret_type != "values" && *ret_type != "indices")) {
-    TVM_FFI_THROW(ValueError) << kTopkName << ": ret_type (argument " << nargs - 2
-                              << ") must be \"both\", \"values\" or \"indices\"";
+    backend::ThrowError("ValueError", ErrorText(kTopkName, ": ret_type (argument ", nargs - 2,
+                                                ") must be \"both\", \"values\" or \"indices\""));
   }
   int expected = *ret_type == "both" ? 7 : 6;
   if (nargs != expected) {
-    TVM_FFI_THROW(TypeError) << kTopkName << ": ret_type \"" << *ret_type << "\" takes " << expected
-                             << " arguments, got " << nargs;
+    backend::ThrowError("TypeError", ErrorText(kTopkName, ": ret_type \"", *ret_type, "\" takes ",
+                                               expected, " arguments, got ", nargs));
   }
   DLTensor* input = CpuTensorArg(args, 0, kTopkName, "input");
   DLTensor* values = nullptr;
@@ -64,8 +67,9 @@ void Topk(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
   if (values != nullptr) {
     RequireShapeAlongAxis(input, values, axis, extent, kTopkName, "values");
     if (DTypeName(values->dtype) != DTypeName(input->dtype)) {
-      TVM_FFI_THROW(ValueError) << kTopkName << ": values dtype " << DTypeName(values->dtype)
-                                << " differs from input dtype " << DTypeName(input->dtype);
+      backend::ThrowError("ValueError",
+                          ErrorText(kTopkName, ": values dtype ", DTypeName(values->dtype),
+                                    " differs from input dtype ", DTypeName(input->dtype)));
     }
   }
   if (indices != nullptr) {
@@ -97,7 +101,7 @@ void Topk(::tvm::ffi::PackedArgs args, ::tvm::ffi::Any*) {
 
 }  // namespace
 
-void RegisterTopkFunction() { ::tvm::ffi::reflection::GlobalDef().def_packed(kTopkName, Topk); }
+void RegisterTopkFunction() { backend::SetGlobalPackedFunction(kTopkName, Topk); }
 
 }  // namespace extra
 }  // namespace tvm_runtime
