@@ -5,9 +5,10 @@ set -euo pipefail
 
 # Vulkan: the loader and Mesa's lavapipe (a CPU Vulkan driver).
 # Test-only extras: validation layers (validation-clean runs), the Vulkan headers (a struct-layout
-# check of our own declarations) and binutils (readelf for DT_NEEDED checks).
+# check of our own declarations), binutils (readelf for DT_NEEDED checks) and doctest (the C++
+# unit tests of tests/cpp).
 PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo libvulkan1 mesa-vulkan-drivers
-  vulkan-validationlayers libvulkan-dev binutils)
+  vulkan-validationlayers libvulkan-dev binutils doctest-dev)
 # More for one session (e.g. qemu-user-static for `nox -s aarch64`), given as arguments.
 PACKAGES+=("$@")
 
