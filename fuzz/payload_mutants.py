@@ -44,7 +44,8 @@ import json, sys
 import numpy as np
 import tvm
 
-kind, device_type, cases = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+kind, device_type = sys.argv[1], int(sys.argv[2])
+cases = json.loads(open(sys.argv[3]).read())
 clear_kinds = json.loads(sys.argv[4])
 dev = tvm.runtime.device(device_type, 0)
 assert dev.exist, f"no {kind} device"
@@ -151,9 +152,10 @@ def run_mutants(kind: str, mutants: list[dict]) -> list[dict]:
     results: list[dict | None] = [None] * len(mutants)
     nxt = 0
     while nxt < len(mutants):
-        batch = json.dumps([{k: v for k, v in m.items() if k != "payload"} for m in mutants[nxt:]])
+        batch_file = Path(mutants[nxt]["path"]).with_suffix(".batch.json")
+        batch_file.write_text(json.dumps([{k: v for k, v in m.items() if k != "payload"} for m in mutants[nxt:]]))
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, kind, str(DEVICE_TYPES[kind]), batch, json.dumps(CLEAR_KINDS)],
+            [sys.executable, "-c", CHILD, kind, str(DEVICE_TYPES[kind]), str(batch_file), json.dumps(CLEAR_KINDS)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

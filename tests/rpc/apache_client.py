@@ -255,7 +255,7 @@ def scenario_attempts(sess, args) -> None:
     evaluator = lambda: sess.get_function("runtime.RPCTimeEvaluator")  # noqa: E731
     RESULT["attempts"] = {
         "load_absolute_path": _attempt(lambda: sess.get_function("ffi.ModuleLoadFromFile")(on_disk)),
-        "load_own_upload_by_loader": _attempt(lambda: sess.get_function("ffi.ModuleLoadFromFile")("add.so")),
+        "load_own_upload_by_loader": _attempt(lambda: sess.get_function("ffi.ModuleLoadFromFile")("./add.so")),
         "time_a_global_by_name": _attempt(
             lambda: evaluator()(None, "ffi.ModuleLoadFromFile", 1, 0, 1, 1, 0, 0, 0, 0, 0, "")
         ),

@@ -139,7 +139,7 @@ def run_apache_client(
     """Run scenario steps of apache_client.py with apache-tvm's client; returns their results."""
     argv = [python, str(CLIENT_SCRIPT), *steps, "--port", str(port), "--artifacts", str(ARTIFACTS)]
     for name, value in options.items():
-        argv += [f"--{name.replace('_', '-')}", str(value)]
+        argv.append(f"--{name.replace('_', '-')}={value}")  # `=`: a value may start with "-"
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd="/")
     if proc.returncode != 0:
         raise AssertionError(f"apache-tvm client failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")

@@ -46,6 +46,8 @@ logger = logging.getLogger("tvm.rpc.server")
 DEFAULT_MAX_PACKET_BYTES = 1 << 30
 
 _ATTR_EXIST = 0
+# The session's own functions (the workspace's); other names there do not exist on this server.
+_SERVER_NAMESPACE = "tvm.rpc.server."
 # Replies up to this size are joined into one buffer before sending.
 _COALESCE_BYTES = 1 << 16
 
@@ -431,6 +433,8 @@ class ServerSession:
     def _sys_get_global_func(self, args: list[Any]) -> Any:
         name = str(args[0])
         func = self.local_funcs.get(name)
+        if func is None and name.startswith(_SERVER_NAMESPACE):
+            return None  # clients probe for optional server functions (GetCRTMaxPacketSize)
         if func is None:
             self.policy.check_global(name)
             func = tvm_ffi.get_global_func(name, allow_missing=True)
