@@ -132,6 +132,10 @@ def run_case(case: str, python: str, extra: list[str], window: float, period: fl
         elif case == "idle":
             held.append(valid_session(port, window))
         waited = time_valid_client(port, window)
+        if case == "trickle":  # how long the trickler may go on
+            limit = time.monotonic() + window
+            while not cut_after and time.monotonic() < limit:
+                time.sleep(0.1)
         return {
             "case": case,
             "valid_client_s": None if waited is None else round(waited, 3),
