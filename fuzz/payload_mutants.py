@@ -153,9 +153,11 @@ def run_mutants(kind: str, mutants: list[dict]) -> list[dict]:
     nxt = 0
     while nxt < len(mutants):
         batch_file = Path(mutants[nxt]["path"]).with_suffix(".batch.json")
-        batch_file.write_text(json.dumps([{k: v for k, v in m.items() if k != "payload"} for m in mutants[nxt:]]))
+        batch = [{k: v for k, v in m.items() if k != "payload"} for m in mutants[nxt:]]
+        batch_file.write_text(json.dumps(batch))
+        argv = [sys.executable, "-c", CHILD, kind, str(DEVICE_TYPES[kind]), str(batch_file)]
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, kind, str(DEVICE_TYPES[kind]), str(batch_file), json.dumps(CLEAR_KINDS)],
+            [*argv, json.dumps(CLEAR_KINDS)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

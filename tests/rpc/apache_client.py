@@ -253,9 +253,10 @@ def scenario_attempts(sess, args) -> None:
     on_disk = str(art / "cpu" / "add.so")  # the server runs on this machine: the path exists there
     blob = bytearray(args.nbytes)
     evaluator = lambda: sess.get_function("runtime.RPCTimeEvaluator")  # noqa: E731
+    loader = lambda: sess.get_function("ffi.ModuleLoadFromFile")  # noqa: E731
     RESULT["attempts"] = {
-        "load_absolute_path": _attempt(lambda: sess.get_function("ffi.ModuleLoadFromFile")(on_disk)),
-        "load_own_upload_by_loader": _attempt(lambda: sess.get_function("ffi.ModuleLoadFromFile")("./add.so")),
+        "load_absolute_path": _attempt(lambda: loader()(on_disk)),
+        "load_own_upload_by_loader": _attempt(lambda: loader()("./add.so")),
         "time_a_global_by_name": _attempt(
             lambda: evaluator()(None, "ffi.ModuleLoadFromFile", 1, 0, 1, 1, 0, 0, 0, 0, 0, "")
         ),

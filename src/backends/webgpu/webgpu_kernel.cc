@@ -110,7 +110,8 @@ WebGPUKernel::WebGPUKernel(std::string name, std::string wgsl, const backend::Fu
     }
   }
   if (writes_.size() != buffer_args_.size()) {
-    ThrowError("ValueError", "kernel '" + Printable(name_) + "' has " + std::to_string(buffer_args_.size()) +
+    ThrowError("ValueError", "kernel '" + Printable(name_) + "' has " +
+                                 std::to_string(buffer_args_.size()) +
                                  " buffer arguments but its paramWriteAccess tag lists " +
                                  std::to_string(writes_.size()));
   }

@@ -30,14 +30,14 @@ constexpr size_t kMaxWgslBytes = size_t{8} << 20;
 /* wgpu-native reads shader text, labels and entry points as Rust strings: a byte that is not
  * UTF-8 makes it panic, and a panic there aborts the process.  So every string of the payload
  * that reaches it is checked at load. */
-void CheckUtf8(const backend::BlobReader& reader, const std::string& text, const std::string& what) {
+void CheckUtf8(const backend::BlobReader& reader, const std::string& text,
+               const std::string& what) {
   size_t bad = backend::FindInvalidUtf8(text);
   if (bad == std::string::npos) return;
   static const char kHex[] = "0123456789abcdef";
   unsigned char c = static_cast<unsigned char>(text[bad]);
-  reader.Fail(what + " is not valid UTF-8 (byte 0x" + kHex[c >> 4] + kHex[c & 0xF] +
-              " at offset " + std::to_string(bad) + " of its " + std::to_string(text.size()) +
-              " bytes)");
+  reader.Fail(what + " is not valid UTF-8 (byte 0x" + kHex[c >> 4] + kHex[c & 0xF] + " at offset " +
+              std::to_string(bad) + " of its " + std::to_string(text.size()) + " bytes)");
 }
 
 std::string KernelLabel(const std::string& name) {

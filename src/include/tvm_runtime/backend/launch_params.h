@@ -116,8 +116,9 @@ class LaunchPlan {
       }
     }
     if (tag.empty()) return head + ": it is empty, so the artifact is corrupted; re-export it";
-    return head + ": the artifact is corrupted, or was written by a TVM newer than 0.27 and needs "
-                  "a tvm-runtime that knows this tag";
+    return head +
+           ": the artifact is corrupted, or was written by a TVM newer than 0.27 and needs "
+           "a tvm-runtime that knows this tag";
   }
 
   static int AxisIndex(const std::string& tag) {
