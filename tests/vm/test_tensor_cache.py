@@ -210,7 +210,7 @@ def test_missing_directory_and_bad_json(cache_copy: Path, tmp_path: Path):
         # found while writing fuzz/fuzz_tensor_cache.cc: the overflow guard added 1 to the
         # dimension (signed overflow for 2^63-1), and the byte size (2^62 x 8) could wrap to 0
         (
-            lambda ix: ix["records"][0]["records"][0].update(shape=[2**63 - 1]),
+            lambda ix: ix["records"][0]["records"][0].update(shape=[2**63 - 1, 2]),
             "element count does not fit in 64 bits",
         ),
         (
