@@ -33,6 +33,7 @@ RESULTS = ROOT / "results"
 
 TVM_FFI = "apache-tvm-ffi>=0.1.15,<0.2"
 APACHE_TVM = "apache-tvm==0.27.0.post1"
+ATHERIS = "atheris>=2.3,<4"  # coverage-guided fuzzing of Python code (fuzz/fuzz_rpc_packet.py)
 # What apache-tvm's own RPC server and tracker import beyond its declared dependencies.
 APACHE_RPC_EXTRAS = ["cloudpickle", "psutil", "tornado"]
 # The distributions, their build order and what auditwheel must never graft all come from the
@@ -364,13 +365,15 @@ def _instrumented_install(session: nox.Session, name: str, *flags: str) -> str:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Coverage-guided fuzzing (libFuzzer, ASan, UBSan) of every parser of untrusted bytes.
+    """Coverage-guided fuzzing (libFuzzer, ASan, UBSan; atheris for the Python RPC decoder) of
+    every parser of untrusted bytes.
 
     `nox -s fuzz` runs each target 60 s; `nox -s fuzz -- 300` longer; `nox -s fuzz -- 30 params`
     only some targets.  Writes results/fuzz.md; corpora and findings stay in dist/fuzz.
     """
     seconds = session.posargs[0] if session.posargs else "60"
     targets = session.posargs[1:]
+    session.install(ATHERIS)
     site = _instrumented_install(session, "instrumented-fuzz", "--fuzz")
     session.run(
         "python",

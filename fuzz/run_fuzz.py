@@ -3,10 +3,12 @@
     python fuzz/run_fuzz.py --site SITE_PACKAGES --work DIR [--seconds 60] [--targets T ...]
 
 SITE_PACKAGES holds the instrumented `tvm` (ci/instrumented_build.py --fuzz) and `tvm_ffi`.
-Each target is a libFuzzer executable (clang -fsanitize=fuzzer,address,undefined) seeded from the
-real artifacts (fuzz/seeds.py); its corpus grows in DIR/corpus/<target> and is kept between
-runs.  Inputs that crash, hang, exhaust memory or end in an unclear error are saved under
-DIR/findings/<target>/ and listed in the report; the run fails if there is any.
+Each native target is a libFuzzer executable (clang -fsanitize=fuzzer,address,undefined) seeded
+from the real artifacts (fuzz/seeds.py); the Python targets (PY_HARNESSES) run under atheris, the
+same engine over Python's coverage, with this interpreter.  Each corpus grows in
+DIR/corpus/<target> and is kept between runs.  Inputs that crash, hang, exhaust memory or end in
+an unclear error are saved under DIR/findings/<target>/ and listed in the report; the run fails
+if there is any.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import seeds  # noqa: E402
 HARNESSES = {
     "library_bin": ("fuzz_library_bin.cc", []),
     "params": ("fuzz_params.cc", []),
+    "tensor_cache": ("fuzz_tensor_cache.cc", []),
     "vm_executable": ("fuzz_vm_executable.cc", []),
     "opencl_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="opencl"']),
     "vulkan_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="vulkan"']),
@@ -38,8 +41,13 @@ HARNESSES = {
     "webgpu_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="webgpu"']),
     "rocm_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="hip"', '-DFUZZ_BACKEND="rocm"']),
 }
+# Python targets (atheris): target -> script; each writes its own seeds (--write-seeds DIR).
+PY_HARNESSES = {
+    "rpc_packet": "fuzz_rpc_packet.py",
+}
 # Per-input limits: a hang or a runaway allocation is a finding too.
-LIBFUZZER_FLAGS = ["-timeout=10", "-rss_limit_mb=3072", "-malloc_limit_mb=2048", "-print_final_stats=1"]
+LIBFUZZER_FLAGS = ["-timeout=10", "-rss_limit_mb=3072", "-print_final_stats=1"]
+NATIVE_FLAGS = ["-malloc_limit_mb=2048"]  # needs the sanitizer's malloc hooks
 
 
 @dataclass
@@ -82,6 +90,8 @@ def build_harnesses(site: Path, work: Path, targets: list[str]) -> dict[str, Pat
     ]
     binaries = {}
     for target in targets:
+        if target in PY_HARNESSES:
+            continue
         source, defines = HARNESSES[target]
         binary = out / f"fuzz_{target}"
         cmd = [cxx, str(FUZZ / source), *defines, *flags, "-o", str(binary)]
@@ -101,7 +111,7 @@ def carrier_offset(carrier: Path) -> int:
     return offset
 
 
-def run_target(target: str, binary: Path, work: Path, seconds: int, env: dict[str, str]) -> Result:
+def run_target(target: str, binary: Path | None, work: Path, seconds: int, env: dict[str, str]) -> Result:
     seed_dir = work / "seeds" / target
     corpus = work / "corpus" / target
     findings = work / "findings" / target
@@ -111,8 +121,14 @@ def run_target(target: str, binary: Path, work: Path, seconds: int, env: dict[st
     result = Result(target, seeds=len(list(seed_dir.glob("*"))))
     log = work / "logs" / f"{target}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    if target in PY_HARNESSES:
+        engine = [sys.executable, str(FUZZ / PY_HARNESSES[target])]
+        # the interpreter is not instrumented: no sanitizer runtime in it
+        env = {k: v for k, v in env.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+    else:
+        engine = [str(binary), *NATIVE_FLAGS]
     cmd = [
-        str(binary),
+        *engine,
         str(corpus),
         str(seed_dir),
         f"-max_total_time={seconds}",
@@ -141,7 +157,7 @@ def run_target(target: str, binary: Path, work: Path, seconds: int, env: dict[st
 
 def write_report(results: list[Result], seconds: int, out: Path, command: str) -> None:
     lines = [
-        "# Fuzzing (libFuzzer + ASan + UBSan)",
+        "# Fuzzing (libFuzzer + ASan + UBSan; atheris for Python targets)",
         "",
         f"Reproduce: `{command}`. {seconds} s per target, one process each, seeds from tests/artifacts.",
         "`cov` = code edges covered (libFuzzer's count, our instrumented DSOs and the harness), "
@@ -174,12 +190,18 @@ def main() -> int:
     parser.add_argument("--site", required=True, type=Path, help="site-packages with the instrumented tvm")
     parser.add_argument("--work", required=True, type=Path, help="binaries, seeds, corpora, findings, logs")
     parser.add_argument("--seconds", type=int, default=60, help="fuzzing time per target")
-    parser.add_argument("--targets", nargs="*", default=list(HARNESSES), choices=list(HARNESSES))
+    every = [*HARNESSES, *PY_HARNESSES]
+    parser.add_argument("--targets", nargs="*", default=every, choices=every)
     parser.add_argument("--report", type=Path, default=ROOT / "results" / "fuzz.md")
     args = parser.parse_args()
     work = args.work.resolve()
     binaries = build_harnesses(args.site.resolve(), work, args.targets)
     print("[fuzz] seeds:", seeds.write_seeds(work / "seeds"), flush=True)
+    for target in set(args.targets) & set(PY_HARNESSES):
+        script = FUZZ / PY_HARNESSES[target]
+        subprocess.run(
+            [sys.executable, str(script), "--write-seeds", str(work / "seeds" / target)], check=True
+        )
     cc, _ = instrumented_build.find_clang()
     env = dict(
         os.environ,
@@ -189,7 +211,7 @@ def main() -> int:
         TVMRT_FUZZ_CARRIER_OFFSET=str(carrier_offset(work / "bin" / "library_bin_carrier.so")),
         **instrumented_build.sanitizer_env(cc, ROOT / "ci" / "sanitizers"),
     )
-    results = [run_target(t, binaries[t], work, args.seconds, env) for t in args.targets]
+    results = [run_target(t, binaries.get(t), work, args.seconds, env) for t in args.targets]
     command = "nox -s fuzz -- " + str(args.seconds)
     write_report(results, args.seconds, args.report, command)
     return 1 if any(r.findings or r.summary for r in results) else 0

@@ -8,6 +8,8 @@ read with the ELF and library-bin readers the backend tests use (tests/backend_t
 
 from __future__ import annotations
 
+import json
+import re
 import struct
 import sys
 from pathlib import Path
@@ -28,7 +30,10 @@ MODULE_TARGETS = {
 }
 LIBRARY_BIN_TARGET = "library_bin"
 PARAMS_TARGET = "params"
-TARGETS = (LIBRARY_BIN_TARGET, PARAMS_TARGET, *MODULE_TARGETS)
+TENSOR_CACHE_TARGET = "tensor_cache"
+# fuzz_tensor_cache.cc: the index, then shard i after the i-th separator
+TENSOR_CACHE_SEPARATOR = b"\n--tvmrt-shard--\n"
+TARGETS = (LIBRARY_BIN_TARGET, PARAMS_TARGET, TENSOR_CACHE_TARGET, *MODULE_TARGETS)
 
 
 def library_bin(data: bytes) -> bytes | None:
@@ -64,7 +69,22 @@ def write_seeds(out: Path) -> dict[str, int]:
                     put(target, f"{name}_{i}", module.payload)
     for blob in sorted((ARTIFACTS / "params").glob("*.bin")):
         put(PARAMS_TARGET, blob.stem, blob.read_bytes())
+    for index in sorted(ARTIFACTS.rglob("tensor-cache*.json")):
+        put(
+            TENSOR_CACHE_TARGET,
+            "_".join(index.relative_to(ARTIFACTS).with_suffix("").parts),
+            tensor_cache_input(index),
+        )
     return counts
+
+
+def tensor_cache_input(index: Path) -> bytes:
+    """A real tensor cache as one input of fuzz_tensor_cache.cc (its shards renamed by index)."""
+    paths = {shard["dataPath"] for shard in json.loads(index.read_text())["records"]}
+    by_number = {int(re.fullmatch(r"params_shard_(\d+)\.bin", p).group(1)): p for p in paths}
+    assert sorted(by_number) == list(range(len(paths))), f"{index}: shards are not params_shard_0..N"
+    shards = [(index.parent / by_number[i]).read_bytes() for i in range(len(paths))]
+    return TENSOR_CACHE_SEPARATOR.join([index.read_bytes(), *shards])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
+#include <tvm_runtime/backend/message_text.h>
 
 #include <cstring>
 #include <fstream>
@@ -60,17 +61,27 @@ Bytes SaveParams(const Map<String, Tensor>& params) {
   return Bytes(std::move(out));
 }
 
-Map<String, Tensor> LoadParams(const char* data, size_t size) {
-  backend::BlobReader r(data, size, "params");
+/* `source` names the input in errors: "params blob" or "params file '<path>'". */
+Map<String, Tensor> LoadParams(const char* data, size_t size, const std::string& source) {
+  backend::BlobReader r(data, size, source,
+                        "It is truncated or was not written by save_param_dict "
+                        "(tvm.runtime.save_param_dict or apache-tvm 0.27's); save the parameters "
+                        "again.");
   if (r.Read<uint64_t>() != kParamsMagic) {
     r.Fail("not a TVM params blob (bad magic)");
   }
   r.Read<uint64_t>();
   std::vector<std::string> names = r.ReadStringVector();
   uint64_t n = r.ReadCount(8, "the tensor list");
-  if (n != names.size()) r.Fail("names and tensors differ in count");
+  if (n != names.size()) {
+    r.Fail(std::to_string(names.size()) + " names but " + std::to_string(n) + " tensors");
+  }
   Map<String, Tensor> out;
-  for (uint64_t i = 0; i < n; ++i) out.Set(String(names[i]), ReadTensorRecord(&r));
+  for (uint64_t i = 0; i < n; ++i) {
+    r.SetItem("tensor '" + backend::Printable(names[i]) + "' (" + std::to_string(i + 1) + " of " +
+              std::to_string(n) + ")");
+    out.Set(String(names[i]), ReadTensorRecord(&r));
+  }
   return out;
 }
 
@@ -96,10 +107,10 @@ void RegisterParamsGlobals() {
              f.write(blob.data(), static_cast<std::streamsize>(blob.size()));
            })
       .def("runtime.LoadParams",
-           [](const Bytes& blob) { return LoadParams(blob.data(), blob.size()); })
+           [](const Bytes& blob) { return LoadParams(blob.data(), blob.size(), "params blob"); })
       .def("runtime.LoadParamsFromFile", [](const std::string& path) {
         std::string data = ReadFile(path);
-        return LoadParams(data.data(), data.size());
+        return LoadParams(data.data(), data.size(), "params file '" + path + "'");
       });
 }
 

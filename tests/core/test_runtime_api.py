@@ -105,6 +105,26 @@ def test_params_roundtrip(tmp_path):
         tvm.runtime.load_param_dict(blob[:-5])
 
 
+def test_corrupted_params_say_what_is_wrong_with_which_tensor(tmp_path):
+    # A damaged save_param_dict blob is a params blob, not an exported library: the message
+    # names the input, the tensor record and what is wrong, and says how to get a good one.
+    params = {"w": np.arange(6, dtype="float32"), "b": np.array([1, 2], dtype="int64")}
+    blob = bytearray(tvm.runtime.save_param_dict(params))
+    truncated = bytes(blob[:-5])
+    with pytest.raises(ValueError) as err:
+        tvm.runtime.load_param_dict(truncated)
+    msg = str(err.value)
+    assert msg.startswith("Corrupted params blob (tensor '"), msg
+    assert "(2 of 2)" in msg and "save the parameters again" in msg, msg
+    assert "re-export" not in msg and "module" not in msg
+    path = tmp_path / "broken.params"
+    path.write_bytes(truncated)
+    with pytest.raises(ValueError, match=rf"Corrupted params file '{path}' \(tensor '"):
+        tvm.runtime.load_param_dict_from_file(path)
+    with pytest.raises(ValueError, match=r"Corrupted params blob \(not a TVM params blob \(bad magic\)"):
+        tvm.runtime.load_param_dict(b"\0" * 64)
+
+
 def test_global_functions_and_enabled():
     assert tvm.get_global_func("runtime.GetDeviceAttr") is not None
     assert tvm.runtime.enabled("llvm") and tvm.runtime.enabled("cpu")

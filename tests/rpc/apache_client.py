@@ -170,7 +170,8 @@ def scenario_timeout(sess, args) -> None:
 
 def scenario_tracker(_sess, args) -> None:
     tracker = rpc.connect_tracker("127.0.0.1", args.tracker_port)
-    remote = tracker.request(args.key, session_timeout=60)
+    ctor = json.loads(args.constructor_args) if args.constructor_args else None
+    remote = tracker.request(args.key, session_timeout=60, session_constructor_args=ctor)
     args.target = "cpu"
     args.case = "add"
     scenario_kernel(remote, args)
@@ -203,6 +204,66 @@ def scenario_upload(sess, args) -> None:
     RESULT.update(times=times, nbytes=args.nbytes)
 
 
+def connect(args):
+    """A session as the options ask (key, session timeout, session constructor arguments)."""
+    ctor = json.loads(args.constructor_args) if args.constructor_args else None
+    return rpc.connect(
+        "127.0.0.1",
+        args.port,
+        key=args.key,
+        session_timeout=args.session_timeout,
+        session_constructor_args=ctor,
+    )
+
+
+def scenario_refused(_sess, args) -> None:
+    """Connecting must fail: records what apache-tvm's client raises."""
+    t0 = time.monotonic()
+    try:
+        connect(args)
+    except Exception as err:  # noqa: BLE001 - the error is the result
+        RESULT.update(error=type(err).__name__, message=str(err)[-800:], elapsed=time.monotonic() - t0)
+        return
+    raise AssertionError("the server accepted the session")
+
+
+def scenario_idle(sess, args) -> None:
+    """Idle past the server's idle timeout, then call: records the error."""
+    time.sleep(args.idle_s)
+    try:
+        sess.get_function("runtime.GetDeviceAttr")
+    except tvm.error.RPCError as err:
+        RESULT.update(error=type(err).__name__, message=str(err)[-500:])
+        return
+    raise AssertionError("the idle session was not ended")
+
+
+def _attempt(action) -> str:
+    try:
+        action()
+    except tvm.error.RPCError as err:
+        return "refused: " + str(err)[-500:]
+    return "ok"
+
+
+def scenario_attempts(sess, args) -> None:
+    """What a session may do beyond running its own upload: each attempt's outcome."""
+    art = Path(args.artifacts)
+    scenario_kernel(sess, args)  # uploads and runs cpu/add.so: every policy allows that
+    on_disk = str(art / "cpu" / "add.so")  # the server runs on this machine: the path exists there
+    blob = bytearray(args.nbytes)
+    evaluator = lambda: sess.get_function("runtime.RPCTimeEvaluator")  # noqa: E731
+    loader = lambda: sess.get_function("ffi.ModuleLoadFromFile")  # noqa: E731
+    RESULT["attempts"] = {
+        "load_absolute_path": _attempt(lambda: loader()(on_disk)),
+        "load_own_upload_by_loader": _attempt(lambda: loader()("./add.so")),
+        "time_a_global_by_name": _attempt(
+            lambda: evaluator()(None, "ffi.ModuleLoadFromFile", 1, 0, 1, 1, 0, 0, 0, 0, 0, "")
+        ),
+        "upload_nbytes": _attempt(lambda: sess.upload(blob, "big.bin")),
+    }
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("steps", nargs="+", help="scenario[:target[:case]], each in a fresh session")
@@ -211,9 +272,11 @@ def main() -> int:
     p.add_argument("--tracker-port", type=int, default=0)
     p.add_argument("--artifacts", default="")
     p.add_argument("--session-timeout", type=float, default=0)
+    p.add_argument("--constructor-args", default="", help="session_constructor_args as a JSON list")
     p.add_argument("--number", type=int, default=100)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--nbytes", type=int, default=10 << 20)
+    p.add_argument("--idle-s", type=float, default=0)
     args = p.parse_args()
     results = []
     for step in args.steps:
@@ -221,8 +284,8 @@ def main() -> int:
         args.target, args.case = target, case
         RESULT.clear()
         sess = None
-        if scenario != "tracker":
-            sess = rpc.connect("127.0.0.1", args.port, key=args.key, session_timeout=args.session_timeout)
+        if scenario not in ("tracker", "refused"):
+            sess = connect(args)
         globals()[f"scenario_{scenario}"](sess, args)
         results.append({"step": step, **RESULT})
         del sess

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -138,7 +139,7 @@ def run_apache_client(
     """Run scenario steps of apache_client.py with apache-tvm's client; returns their results."""
     argv = [python, str(CLIENT_SCRIPT), *steps, "--port", str(port), "--artifacts", str(ARTIFACTS)]
     for name, value in options.items():
-        argv += [f"--{name.replace('_', '-')}", str(value)]
+        argv.append(f"--{name.replace('_', '-')}={value}")  # `=`: a value may start with "-"
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd="/")
     if proc.returncode != 0:
         raise AssertionError(f"apache-tvm client failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -146,3 +147,65 @@ def run_apache_client(
     out = json.loads(lines[-1])
     assert out["ok"] and out["tvm"] == "0.27.0.post1", out
     return out["results"]
+
+
+# ------------------------------------------------------------ raw protocol bytes (tvm.rpc._protocol)
+
+
+def raw_session(port: int, key: str = "client:") -> socket.socket:
+    """Handshake and INIT_SERVER by hand; returns the socket of an initialised session."""
+    from tvm.rpc import base
+    from tvm.rpc._protocol import Code, Writer
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    base.send_i32(sock, base.RPC_MAGIC)
+    base.send_key(sock, key)
+    assert base.recv_i32(sock) == base.RPC_CODE_SUCCESS
+    assert base.recv_key(sock).startswith("server:")
+    w = Writer(Code.INIT_SERVER)
+    w.u64(5)
+    w.raw(b"0.8.0")
+    w.packed_seq([])
+    send(sock, w)
+    code, values = recv(sock)
+    assert code == Code.RETURN and values == [None]
+    return sock
+
+
+def send(sock: socket.socket, writer) -> None:
+    sock.sendall(b"".join(writer.packet()))
+
+
+def recv(sock: socket.socket) -> tuple[int, list]:
+    from tvm.rpc import base
+    from tvm.rpc._protocol import Reader
+
+    (n,) = struct.unpack("<Q", base.recvall(sock, 8))
+    reader = Reader(base.recvall(sock, n))
+    return reader.i32(), reader.packed_seq()
+
+
+def closed_by_server(sock: socket.socket) -> bytes:
+    """Everything the server still sends until it closes the connection."""
+    chunks = []
+    sock.settimeout(10)
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+
+
+def call(sock, name: str, *args):
+    from tvm.rpc._protocol import Code, Writer
+
+    w = Writer(Code.GET_GLOBAL_FUNC)
+    w.packed_seq([name])
+    send(sock, w)
+    code, (handle,) = recv(sock)
+    assert code == Code.RETURN and handle, name
+    w = Writer(Code.CALL_FUNC)
+    w.u64(int(handle))
+    w.packed_seq(list(args))
+    send(sock, w)
+    return recv(sock)

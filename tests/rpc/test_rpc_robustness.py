@@ -10,68 +10,19 @@ import struct
 import subprocess
 import time
 
-from rpc_support import CLIENT_SCRIPT, apache_python, our_server, run_apache_client  # noqa: F401
+from rpc_support import (  # noqa: F401
+    CLIENT_SCRIPT,
+    apache_python,
+    call,
+    closed_by_server,
+    our_server,
+    raw_session,
+    recv,
+    run_apache_client,
+    send,
+)
 
 from conftest import ARTIFACTS
-
-
-def raw_session(port: int, key: str = "client:") -> socket.socket:
-    """Handshake and INIT_SERVER by hand; returns the socket of an initialised session."""
-    from tvm.rpc import base
-    from tvm.rpc._protocol import Code, Writer
-
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    base.send_i32(sock, base.RPC_MAGIC)
-    base.send_key(sock, key)
-    assert base.recv_i32(sock) == base.RPC_CODE_SUCCESS
-    assert base.recv_key(sock).startswith("server:")
-    w = Writer(Code.INIT_SERVER)
-    w.u64(5)
-    w.raw(b"0.8.0")
-    w.packed_seq([])
-    send(sock, w)
-    code, values = recv(sock)
-    assert code == Code.RETURN and values == [None]
-    return sock
-
-
-def send(sock: socket.socket, writer) -> None:
-    sock.sendall(b"".join(writer.packet()))
-
-
-def recv(sock: socket.socket) -> tuple[int, list]:
-    from tvm.rpc import base
-    from tvm.rpc._protocol import Reader
-
-    (n,) = struct.unpack("<Q", base.recvall(sock, 8))
-    reader = Reader(base.recvall(sock, n))
-    return reader.i32(), reader.packed_seq()
-
-
-def closed_by_server(sock: socket.socket) -> bytes:
-    """Everything the server still sends until it closes the connection."""
-    chunks = []
-    sock.settimeout(10)
-    while True:
-        data = sock.recv(65536)
-        if not data:
-            return b"".join(chunks)
-        chunks.append(data)
-
-
-def call(sock, name: str, *args):
-    from tvm.rpc._protocol import Code, Writer
-
-    w = Writer(Code.GET_GLOBAL_FUNC)
-    w.packed_seq([name])
-    send(sock, w)
-    code, (handle,) = recv(sock)
-    assert code == Code.RETURN and handle, name
-    w = Writer(Code.CALL_FUNC)
-    w.u64(int(handle))
-    w.packed_seq(list(args))
-    send(sock, w)
-    return recv(sock)
 
 
 def assert_still_serving(port: int) -> None:

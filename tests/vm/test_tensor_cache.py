@@ -207,6 +207,16 @@ def test_missing_directory_and_bad_json(cache_copy: Path, tmp_path: Path):
         ),
         (lambda ix: ix["records"][2]["records"][0].pop("nbytes"), 'missing field "nbytes"'),
         (lambda ix: ix.update(records=5), 'field "records" is not a list'),
+        # found while writing fuzz/fuzz_tensor_cache.cc: the overflow guard added 1 to the
+        # dimension (signed overflow for 2^63-1), and the byte size (2^62 x 8) could wrap to 0
+        (
+            lambda ix: ix["records"][0]["records"][0].update(shape=[2**63 - 1, 2]),
+            "element count does not fit in 64 bits",
+        ),
+        (
+            lambda ix: ix["records"][0]["records"][0].update(shape=[2**62], dtype="float64", nbytes=0),
+            "its size in bytes does not fit in 64 bits",
+        ),
     ],
 )
 def test_corrupt_index_entries(cache_copy: Path, edit, message):

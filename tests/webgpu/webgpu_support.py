@@ -69,16 +69,21 @@ def read_payload(payload: bytes) -> list[WgslKernel]:
     return [WgslKernel(*infos[k], sources[k]) for k in sorted(infos)]
 
 
+def _raw(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode()
+
+
 def write_payload(kernels: list[WgslKernel]) -> bytes:
+    """The payload of ``kernels``; names, tags and WGSL may be bytes (e.g. not UTF-8)."""
     out = struct.pack("<Q", len(kernels))
     for k in kernels:
-        out += packed_str(k.name.encode()) + packed_str(k.name.encode())
+        out += packed_str(_raw(k.name)) + packed_str(_raw(k.name))
         out += struct.pack("<Q", len(k.arg_types)) + b"".join(struct.pack("<BBH", *t) for t in k.arg_types)
-        out += struct.pack("<Q", len(k.tags)) + b"".join(packed_str(t.encode()) for t in k.tags)
+        out += struct.pack("<Q", len(k.tags)) + b"".join(packed_str(_raw(t)) for t in k.tags)
         out += struct.pack("<Q", 0)
     out += struct.pack("<Q", len(kernels))
     for k in kernels:
-        out += packed_str(k.name.encode()) + packed_str(k.wgsl.encode())
+        out += packed_str(_raw(k.name)) + packed_str(_raw(k.wgsl))
     return out
 
 

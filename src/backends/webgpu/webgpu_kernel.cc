@@ -3,6 +3,7 @@
 #include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/kernel_args.h>
+#include <tvm_runtime/backend/message_text.h>
 #include <tvm_runtime/backend/scratch_array.h>
 
 #include <cstring>
@@ -17,10 +18,12 @@ namespace webgpu {
 namespace {
 
 using backend::ArgKind;
+using backend::Printable;
 using backend::ThrowError;
 
 [[noreturn]] void BadTag(const std::string& kernel, const std::string& tag) {
-  ThrowError("ValueError", "kernel '" + kernel + "' has a malformed launch tag '" + tag +
+  ThrowError("ValueError", "kernel '" + Printable(kernel) + "' has a malformed launch tag '" +
+                               Printable(tag) +
                                "' (expected paramWriteAccess:[0,1,...], one 0/1 per buffer)");
 }
 
@@ -63,7 +66,7 @@ backend::FunctionInfo StripWriteAccessTag(const backend::FunctionInfo& info,
     }
   }
   if (!found) {
-    ThrowError("ValueError", "kernel '" + info.name +
+    ThrowError("ValueError", "kernel '" + Printable(info.name) +
                                  "' has no paramWriteAccess launch tag; the artifact was not "
                                  "written by apache-tvm 0.27's WebGPU codegen");
   }
@@ -107,7 +110,8 @@ WebGPUKernel::WebGPUKernel(std::string name, std::string wgsl, const backend::Fu
     }
   }
   if (writes_.size() != buffer_args_.size()) {
-    ThrowError("ValueError", "kernel '" + name_ + "' has " + std::to_string(buffer_args_.size()) +
+    ThrowError("ValueError", "kernel '" + Printable(name_) + "' has " +
+                                 std::to_string(buffer_args_.size()) +
                                  " buffer arguments but its paramWriteAccess tag lists " +
                                  std::to_string(writes_.size()));
   }

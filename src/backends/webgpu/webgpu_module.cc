@@ -6,6 +6,7 @@
 #include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/message_text.h>
 
 #include <map>
 #include <memory>
@@ -21,6 +22,27 @@ namespace {
 
 using backend::DeviceModuleHeader;
 using backend::FunctionInfo;
+
+// Far above any kernel 0.27's codegen writes (tens of KB); a corrupted length is refused here
+// instead of being handed to the shader compiler.
+constexpr size_t kMaxWgslBytes = size_t{8} << 20;
+
+/* wgpu-native reads shader text, labels and entry points as Rust strings: a byte that is not
+ * UTF-8 makes it panic, and a panic there aborts the process.  So every string of the payload
+ * that reaches it is checked at load. */
+void CheckUtf8(const backend::BlobReader& reader, const std::string& text,
+               const std::string& what) {
+  size_t bad = backend::FindInvalidUtf8(text);
+  if (bad == std::string::npos) return;
+  static const char kHex[] = "0123456789abcdef";
+  unsigned char c = static_cast<unsigned char>(text[bad]);
+  reader.Fail(what + " is not valid UTF-8 (byte 0x" + kHex[c >> 4] + kHex[c & 0xF] + " at offset " +
+              std::to_string(bad) + " of its " + std::to_string(text.size()) + " bytes)");
+}
+
+std::string KernelLabel(const std::string& name) {
+  return "kernel '" + backend::Printable(name) + "'";
+}
 
 class WebGPUModule final : public backend::DeviceModuleBase {
  public:
@@ -68,18 +90,27 @@ class WebGPUModule final : public backend::DeviceModuleBase {
   uint64_t n = reader.ReadCount(/*min bytes per entry=*/8, "the function table");
   for (uint64_t i = 0; i < n; ++i) {
     std::string key = reader.ReadString();
+    CheckUtf8(reader, key, "the name of function-table entry " + std::to_string(i));
     header.fmap[key] = backend::ReadFunctionInfo(&reader);
   }
   std::map<std::string, std::string> wgsl;
   uint64_t m = reader.ReadCount(/*min bytes per entry=*/16, "the shader table");
   for (uint64_t i = 0; i < m; ++i) {
     std::string key = reader.ReadString();
-    wgsl[key] = reader.ReadString();
+    CheckUtf8(reader, key, "the name of shader-table entry " + std::to_string(i));
+    std::string source = reader.ReadString();
+    if (source.size() > kMaxWgslBytes) {
+      reader.Fail("the WGSL source of " + KernelLabel(key) + " is " +
+                  std::to_string(source.size()) + " bytes, over the limit of " +
+                  std::to_string(kMaxWgslBytes));
+    }
+    CheckUtf8(reader, source, "the WGSL source of " + KernelLabel(key));
+    wgsl[key] = std::move(source);
   }
   reader.ExpectEnd();
   for (const auto& entry : header.fmap) {
     if (wgsl.find(entry.first) == wgsl.end()) {
-      reader.Fail("kernel '" + entry.first + "' of the function table has no WGSL source");
+      reader.Fail(KernelLabel(entry.first) + " of the function table has no WGSL source");
     }
   }
   auto module =

@@ -134,18 +134,23 @@ TensorCacheRecord ParseRecord(const JsonObject& obj, const std::string& where) {
       Corrupt(at, "shape holds something other than non-negative integers");
     }
     rec.shape.push_back(d.cast<int64_t>());
-    if (numel > std::numeric_limits<int64_t>::max() / (rec.shape.back() + 1)) {
-      Corrupt(at, "shape is implausibly large");
+    int64_t dim = rec.shape.back();
+    if (dim != 0 && numel > std::numeric_limits<int64_t>::max() / dim) {
+      Corrupt(at, "shape is implausibly large (its element count does not fit in 64 bits)");
     }
-    numel *= rec.shape.back();
+    numel *= dim;
   }
   bool narrowed = IsNarrowed(rec);
+  int64_t element_bytes = narrowed ? 2 : ElementBytes(rec.dtype);
+  if (numel > std::numeric_limits<int64_t>::max() / element_bytes) {
+    Corrupt(at, "shape is implausibly large (its size in bytes does not fit in 64 bits)");
+  }
   if (rec.format != "raw" && rec.format != "f32-to-bf16") {
     backend::ThrowError("ValueError", at + ": record format \"" + rec.format +
                                           "\" is not supported (tvm-runtime reads \"raw\" and "
                                           "\"f32-to-bf16\", the formats apache-tvm 0.27 writes)");
   }
-  int64_t expected = numel * (narrowed ? 2 : ElementBytes(rec.dtype));
+  int64_t expected = numel * element_bytes;
   if (rec.nbytes != expected) {
     Corrupt(at, "nbytes is " + std::to_string(rec.nbytes) + " but " + dtype + " of this shape" +
                     (narrowed ? " stored as bfloat16" : "") + " takes " + std::to_string(expected));

@@ -19,8 +19,17 @@ namespace backend {
 
 class BlobReader {
  public:
+  /* Errors read "Corrupted <what> module blob (...). <re-export advice>".  A format that is no
+   * exported module (a params blob) passes its own noun ("params blob") and advice. */
   BlobReader(const char* data, size_t size, std::string what)
-      : data_(data), size_(size), what_(std::move(what)) {}
+      : BlobReader(data, size, std::move(what) + " module blob",
+                   "The artifact is truncated or was not written by apache-tvm 0.27's "
+                   "export_library; re-export it.") {}
+  BlobReader(const char* data, size_t size, std::string noun, std::string advice)
+      : data_(data), size_(size), what_(std::move(noun)), advice_(std::move(advice)) {}
+
+  /* Names the item being read (e.g. "tensor 'w1' (2 of 3)") in the errors that follow. */
+  void SetItem(std::string item) { item_ = std::move(item); }
 
   size_t remaining() const { return size_ - pos_; }
   size_t position() const { return pos_; }
@@ -91,10 +100,9 @@ class BlobReader {
   }
 
   [[noreturn]] void Fail(const std::string& why) const {
-    ThrowError("ValueError", "Corrupted " + what_ + " module blob (" + why + " at byte " +
-                                 std::to_string(pos_) + " of " + std::to_string(size_) +
-                                 "). The artifact is truncated or was not written by apache-tvm "
-                                 "0.27's export_library; re-export it.");
+    ThrowError("ValueError", "Corrupted " + what_ + " (" + (item_.empty() ? "" : item_ + ": ") +
+                                 why + " at byte " + std::to_string(pos_) + " of " +
+                                 std::to_string(size_) + "). " + advice_);
   }
 
  private:
@@ -109,6 +117,8 @@ class BlobReader {
   size_t size_;
   size_t pos_ = 0;
   std::string what_;
+  std::string advice_;
+  std::string item_;
 };
 
 }  // namespace backend

@@ -14,6 +14,7 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
+#include <tvm_runtime/backend/message_text.h>
 #include <tvm_runtime/backend/owned_any.h>
 
 #include <cstdio>
@@ -38,10 +39,11 @@ struct ThrowSite {
 };
 
 /* Throw an error of `kind` ("ValueError", "RuntimeError", ...) with a plain message and the
- * C++ backtrace of the throwing thread. */
+ * C++ backtrace of the throwing thread.  Bytes of the message that are not UTF-8 (quoted from a
+ * corrupted input) are escaped, so Python always shows the message (message_text.h). */
 [[noreturn]] inline void ThrowError(const char* kind, const std::string& message,
                                     ThrowSite site = ThrowSite()) {
-  throw ::tvm::ffi::Error(kind, message,
+  throw ::tvm::ffi::Error(kind, ValidUtf8(message),
                           TVMFFIBacktrace(site.file, site.line, site.func,
                                           /*cross_ffi_boundary=*/0));
 }

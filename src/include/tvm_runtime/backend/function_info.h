@@ -8,6 +8,7 @@
 
 #include <dlpack/dlpack.h>
 #include <tvm_runtime/backend/blob_reader.h>
+#include <tvm_runtime/backend/message_text.h>
 
 #include <map>
 #include <string>
@@ -33,8 +34,9 @@ inline FunctionInfo ReadFunctionInfo(BlobReader* r) {
   info.launch_param_tags = r->ReadStringVector();
   info.arg_extra_tags = r->ReadVector<int32_t>();
   if (!info.arg_extra_tags.empty() && info.arg_extra_tags.size() != info.arg_types.size()) {
-    r->Fail("kernel '" + info.name + "' has " + std::to_string(info.arg_extra_tags.size()) +
-            " extra tags for " + std::to_string(info.arg_types.size()) + " arguments");
+    r->Fail("kernel '" + Printable(info.name) + "' has " +
+            std::to_string(info.arg_extra_tags.size()) + " extra tags for " +
+            std::to_string(info.arg_types.size()) + " arguments");
   }
   return info;
 }

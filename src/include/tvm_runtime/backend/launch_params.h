@@ -9,6 +9,7 @@
 
 #include <tvm/ffi/c_api.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/message_text.h>
 
 #include <algorithm>
 #include <array>
@@ -49,7 +50,7 @@ class LaunchPlan {
       const std::string& tag = tags[i];
       if (tag == "tirx.use_dyn_shared_memory") {
         if (i + 1 != tags.size()) {
-          ThrowError("ValueError", "kernel '" + kernel_name +
+          ThrowError("ValueError", "kernel '" + Printable(kernel_name) +
                                        "': tirx.use_dyn_shared_memory must be the last launch tag");
         }
         use_dyn_shmem_ = true;
@@ -61,10 +62,7 @@ class LaunchPlan {
         required_block_dimension_ = true;
       } else {
         int index = AxisIndex(tag);
-        if (index < 0) {
-          ThrowError("ValueError", "kernel '" + kernel_name + "' has unknown launch tag '" + tag +
-                                       "'; this artifact needs a newer tvm-runtime");
-        }
+        if (index < 0) ThrowError("ValueError", UnknownTagMessage(kernel_name, tags, i));
         axis_index_.push_back(index);
         if (index < 6) work_dim_ = std::max(work_dim_, static_cast<size_t>(index % 3 + 1));
         if (index >= 6) uses_cluster_ = true;
@@ -98,6 +96,31 @@ class LaunchPlan {
   }
 
  private:
+  /* A tag made of name characters may be one a newer TVM writes; anything else is damage. */
+  static std::string UnknownTagMessage(const std::string& kernel_name,
+                                       const std::vector<std::string>& tags, size_t i) {
+    const std::string& tag = tags[i];
+    std::string head = "kernel '" + Printable(kernel_name) + "' has an unknown launch tag '" +
+                       Printable(tag) + "' (tag " + std::to_string(i + 1) + " of " +
+                       std::to_string(tags.size()) + "; apache-tvm 0.27 writes blockIdx.x-z, " +
+                       "threadIdx.x-z, clusterCtaIdx.x-z, preferredClusterCtaIdx.x-z and tirx.* " +
+                       "flags)";
+    auto name_char = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '.' || c == '_' || c == ':' || c == '-';
+    };
+    for (size_t k = 0; k < tag.size(); ++k) {
+      if (!name_char(tag[k])) {
+        return head + ": it is malformed (byte " + std::to_string(k) +
+               " cannot be part of a tag name), so the artifact is corrupted; re-export it";
+      }
+    }
+    if (tag.empty()) return head + ": it is empty, so the artifact is corrupted; re-export it";
+    return head +
+           ": the artifact is corrupted, or was written by a TVM newer than 0.27 and needs "
+           "a tvm-runtime that knows this tag";
+  }
+
   static int AxisIndex(const std::string& tag) {
     static const char* kPrefixes[] = {"blockIdx.", "threadIdx.", "clusterCtaIdx.",
                                       "preferredClusterCtaIdx."};

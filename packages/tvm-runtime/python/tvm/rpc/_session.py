@@ -22,6 +22,7 @@ from typing import Any
 
 import tvm_ffi
 
+from ._policy import SessionPolicy
 from ._protocol import (
     PROTOCOL_VERSION,
     RPC_OBJECT_REF_INDEX,
@@ -45,12 +46,18 @@ logger = logging.getLogger("tvm.rpc.server")
 DEFAULT_MAX_PACKET_BYTES = 1 << 30
 
 _ATTR_EXIST = 0
+# The session's own functions (the workspace's); other names there do not exist on this server.
+_SERVER_NAMESPACE = "tvm.rpc.server."
 # Replies up to this size are joined into one buffer before sending.
 _COALESCE_BYTES = 1 << 16
 
 
 class SessionClosedError(Exception):
     """The client shut the session down or went away."""
+
+
+class SessionIdleError(Exception):
+    """The client sent nothing for longer than the server's idle timeout."""
 
 
 def _global(name: str) -> Any:
@@ -61,14 +68,24 @@ class ServerSession:
     """Serves one connected client until it sends SHUTDOWN or disconnects."""
 
     def __init__(
-        self, sock: socket.socket, workspace: Workspace, max_packet_bytes: int = DEFAULT_MAX_PACKET_BYTES
+        self,
+        sock: socket.socket,
+        workspace: Workspace,
+        max_packet_bytes: int = DEFAULT_MAX_PACKET_BYTES,
+        *,
+        policy: SessionPolicy | None = None,
+        idle_timeout: float | None = None,
+        initialized: bool = False,
     ) -> None:
         self.sock = sock
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.workspace = workspace
         self.max_packet_bytes = max_packet_bytes
-        self.initialized = False
+        self.policy = policy or SessionPolicy()
+        self.idle_timeout = idle_timeout
+        # The listener answers INIT_SERVER itself once it admits a client (server.py).
+        self.initialized = initialized
         # True while a client call runs (read by the hang-up watcher; a plain flag is cheapest)
         self._busy = False
         self._ids = itertools.count(0x1000, 0x10)
@@ -109,6 +126,8 @@ class ServerSession:
         view = memoryview(out)
         got = 0
         while got < n:
+            if self.idle_timeout is not None:
+                self._wait_readable(got == 0 and buf is None and n == 8)
             k = self.sock.recv_into(view[got:], n - got)
             if k == 0:
                 if got == 0 and buf is None and n == 8:
@@ -116,6 +135,20 @@ class ServerSession:
                 raise ProtocolError(f"connection closed in the middle of a packet ({got}/{n} bytes)")
             got += k
         return out
+
+    def _wait_readable(self, between_calls: bool) -> None:
+        """Wait up to the idle timeout for the client's next bytes (a TLS socket may hold some
+        already decrypted)."""
+        pending = getattr(self.sock, "pending", None)
+        if pending is not None and pending():
+            return
+        readable, _, _ = select.select([self.sock], [], [], self.idle_timeout)
+        if not readable:
+            what = "sent nothing" if between_calls else "stopped in the middle of a packet"
+            raise SessionIdleError(
+                f"the client {what} for {self.idle_timeout:g}s, the server's idle timeout "
+                "(--idle-timeout); connect again"
+            )
 
     def _send(self, chunks: list[bytes | bytearray | memoryview]) -> None:
         # One write per packet: split writes of a small reply stall on Nagle + delayed ACK.
@@ -400,9 +433,18 @@ class ServerSession:
     def _sys_get_global_func(self, args: list[Any]) -> Any:
         name = str(args[0])
         func = self.local_funcs.get(name)
+        if func is None and name.startswith(_SERVER_NAMESPACE):
+            return None  # clients probe for optional server functions (GetCRTMaxPacketSize)
         if func is None:
+            self.policy.check_global(name)
             func = tvm_ffi.get_global_func(name, allow_missing=True)
+            if func is not None:
+                func = self.policy.wrap_global(name, func, self._confined_path)
         return None if func is None else Opaque(self._new_handle(func))
+
+    def _confined_path(self, path: str) -> str:
+        """``path`` inside the session's directory, for a loader the policy confines there."""
+        return str(self.workspace.resolve(path))
 
     def _sys_free_handle(self, args: list[Any]) -> None:
         handle = int(args[0])

@@ -16,8 +16,19 @@ logger = logging.getLogger("tvm.rpc.server")
 class Workspace:
     """A fresh temporary directory for one session; uploaded files live (and die) there."""
 
-    def __init__(self, root: str | None = None) -> None:
+    def __init__(self, root: str | None = None, max_upload_bytes: int | None = None) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="tvm-rpc-", dir=root))
+        self.max_upload_bytes = max_upload_bytes
+        self.uploaded_bytes = 0
+
+    @classmethod
+    def attach(cls, path: str, max_upload_bytes: int | None = None) -> Workspace:
+        """The workspace at ``path`` (made by the listener; the session process serves it)."""
+        workspace = cls.__new__(cls)
+        workspace.path = Path(path)
+        workspace.max_upload_bytes = max_upload_bytes
+        workspace.uploaded_bytes = 0
+        return workspace
 
     def resolve(self, name: str) -> Path:
         """``name`` inside the workspace; names that would escape it are refused."""
@@ -45,6 +56,13 @@ class Workspace:
 
     def upload(self, name: str, data: bytes) -> None:
         target = self.resolve(name)
+        total = self.uploaded_bytes + len(data)
+        if self.max_upload_bytes is not None and total > self.max_upload_bytes:
+            raise PermissionError(
+                f"upload of {name!r} ({len(data)} bytes) would bring this session's uploads to "
+                f"{total} bytes, over the server's limit of {self.max_upload_bytes} (--max-upload-bytes)"
+            )
+        self.uploaded_bytes = total
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(bytes(data))
         logger.info("upload %s (%d bytes)", target.name, len(data))

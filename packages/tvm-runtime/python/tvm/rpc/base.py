@@ -17,6 +17,11 @@ RPC_CODE_SUCCESS = RPC_MAGIC + 0
 RPC_CODE_DUPLICATE = RPC_MAGIC + 1
 RPC_CODE_MISMATCH = RPC_MAGIC + 2
 
+# Session constructor that carries a server's shared secret (``session_constructor_args=
+# [AUTH_CONSTRUCTOR, secret]``): the one channel apache-tvm's unmodified client offers through a
+# tracker too (README, "Remote devices (RPC)").
+AUTH_CONSTRUCTOR = "tvm.rpc.auth"
+
 # A handshake key longer than this is not a TVM client.
 MAX_KEY_BYTES = 4096
 # Tracker messages are small JSON lists.
@@ -37,21 +42,33 @@ class TrackerCode:
     GET_PENDING_MATCHKEYS = 7
 
 
-def recvall(sock: socket.socket, nbytes: int) -> bytes:
-    """Exactly ``nbytes`` from ``sock``; a closed connection is an OSError."""
+def recvall(sock: socket.socket, nbytes: int, deadline: float | None = None) -> bytes:
+    """Exactly ``nbytes`` from ``sock``; a closed connection is an OSError.
+
+    With ``deadline`` (a ``time.monotonic()`` value), all of them must arrive before it: a peer
+    trickling one byte at a time cannot stretch the wait (TimeoutError).
+    """
     buf = bytearray(nbytes)
     view = memoryview(buf)
     got = 0
     while got < nbytes:
-        n = sock.recv_into(view[got:], nbytes - got)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"deadline passed after {got} of {nbytes} bytes")
+            sock.settimeout(left)
+        try:
+            n = sock.recv_into(view[got:], nbytes - got)
+        except socket.timeout:
+            raise TimeoutError(f"deadline passed after {got} of {nbytes} bytes") from None
         if n == 0:
             raise ConnectionResetError(f"connection closed after {got} of {nbytes} bytes")
         got += n
     return bytes(buf)
 
 
-def recv_i32(sock: socket.socket) -> int:
-    return struct.unpack("<i", recvall(sock, 4))[0]
+def recv_i32(sock: socket.socket, deadline: float | None = None) -> int:
+    return struct.unpack("<i", recvall(sock, 4, deadline))[0]
 
 
 def send_i32(sock: socket.socket, value: int) -> None:
@@ -63,11 +80,11 @@ def send_key(sock: socket.socket, key: str) -> None:
     sock.sendall(struct.pack("<i", len(data)) + data)
 
 
-def recv_key(sock: socket.socket) -> str:
-    n = recv_i32(sock)
+def recv_key(sock: socket.socket, deadline: float | None = None) -> str:
+    n = recv_i32(sock, deadline)
     if not 0 <= n <= MAX_KEY_BYTES:
         raise ValueError(f"handshake key length {n} is out of range")
-    return recvall(sock, n).decode("utf-8", errors="replace")
+    return recvall(sock, n, deadline).decode("utf-8", errors="replace")
 
 
 def sendjson(sock: socket.socket, data: Any) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import statistics
 import struct
 import threading
@@ -488,18 +489,31 @@ def connect(
     session_constructor_args: Sequence[Any] | None = None,
     enable_logging: bool = False,
     timeout: float | None = 60,
+    *,
+    auth: str | None = None,
+    tls: bool | ssl.SSLContext = False,
 ) -> RPCSession:
     """Open a session with the RPC server at ``url:port`` (``key`` must match the server's).
 
     ``url:port`` may be an RPC proxy: it pairs us with the server that connected to it under
-    ``key``, waiting up to ``timeout`` seconds for one.
+    ``key``, waiting up to ``timeout`` seconds for one.  ``auth`` is the server's shared secret
+    (``--auth-secret-file``); ``tls`` connects over TLS to a server started with ``--tls-cert``
+    (True: verify its certificate against the system's CAs; or an ``ssl.SSLContext``, e.g.
+    ``ssl.create_default_context(cafile="board-ca.pem")``).
     """
     del enable_logging  # accepted for apache-tvm compatibility
     full_key = "client:" + key
     if session_timeout:
         full_key += f" -timeout={session_timeout}"
+    if auth is not None:
+        if session_constructor_args:
+            raise ValueError("auth= and session_constructor_args cannot be combined")
+        session_constructor_args = [base.AUTH_CONSTRUCTOR, auth]
     sock = socket.create_connection((url, port), timeout=timeout)
     try:
+        if tls:
+            context = tls if isinstance(tls, ssl.SSLContext) else ssl.create_default_context()
+            sock = context.wrap_socket(sock, server_hostname=url)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         base.send_i32(sock, base.RPC_MAGIC)
         base.send_key(sock, full_key)
@@ -564,9 +578,18 @@ class TrackerSession:
         return "\n".join(lines)
 
     def request(
-        self, key: str, priority: int = 1, session_timeout: float = 0, max_retry: int = 5
+        self,
+        key: str,
+        priority: int = 1,
+        session_timeout: float = 0,
+        max_retry: int = 5,
+        session_constructor_args: Sequence[Any] | None = None,
+        *,
+        auth: str | None = None,
+        tls: bool | ssl.SSLContext = False,
     ) -> RPCSession:
-        """A session with a free server registered under ``key`` (waits until one is free)."""
+        """A session with a free server registered under ``key`` (waits until one is free);
+        ``auth`` and ``tls`` as for ``connect``."""
         last: Exception | None = None
         for _ in range(max_retry):
             try:
@@ -578,7 +601,9 @@ class TrackerSession:
                 if value[0] != base.TrackerCode.SUCCESS:
                     raise RPCError(f"tracker refused the request for {key!r}: {value!r}")
                 host, port, matchkey = value[1]
-                return connect(host, port, matchkey, session_timeout)
+                return connect(
+                    host, port, matchkey, session_timeout, session_constructor_args, auth=auth, tls=tls
+                )
             except OSError as err:
                 self.close()
                 last = err

@@ -172,11 +172,11 @@ class Proxy:
                 self._peers.discard(peer)
 
     def _handshake(self, sock: socket.socket, addr: Any) -> _Peer | None:
-        sock.settimeout(HANDSHAKE_TIMEOUT)
-        if base.recv_i32(sock) != base.RPC_MAGIC:
+        deadline = time.monotonic() + HANDSHAKE_TIMEOUT  # for the whole handshake, not per byte
+        if base.recv_i32(sock, deadline) != base.RPC_MAGIC:
             logger.warning("connection from %s:%s is not a TVM RPC peer", addr[0], addr[1])
             return None
-        peer = _Peer(sock, addr, base.recv_key(sock))
+        peer = _Peer(sock, addr, base.recv_key(sock, deadline))
         if peer.role not in ("server", "client"):
             logger.warning(
                 "%s:%s sent key %r, expected server:<key> or client:<key>", *addr[:2], peer.rpc_key
