@@ -10,6 +10,8 @@ void RegisterVMExecutable();     // module loaders (executable.cc)
 void RegisterShapeBuiltins();    // shape heap, match/make shape, checks (builtins_shape.cc)
 void RegisterMemoryBuiltins();   // storage, tensors, copies (builtins_memory.cc)
 void RegisterControlBuiltins();  // tuples, closures, conditions (builtins_control.cc)
+// relax.run.unique, nonzero, shape_to_tensor: R.unique / R.nonzero (relax_run.cc)
+void RegisterRelaxRunBuiltins();
 
 // Language-model support and the weight cache.
 void RegisterSamplingBuiltins();     // token sampling (builtins_sampling.cc)

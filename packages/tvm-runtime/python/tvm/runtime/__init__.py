@@ -38,6 +38,7 @@ from .params import (
     save_param_dict,
     save_param_dict_to_file,
 )
+from . import _relax_run  # noqa: F401  (registers relax.run.print / relax.run.assert_op)
 
 
 def __getattr__(name: str):
