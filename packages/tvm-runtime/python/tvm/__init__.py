@@ -14,6 +14,7 @@ installed and working.
 import tvm_ffi  # noqa: F401
 
 from . import _core
+from . import error  # registers apache-tvm 0.27's exception classes with tvm-ffi, first
 
 __version__ = _core.VERSION
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..error import RPCError, RPCSessionTimeoutError  # what the remote side's failures raise
 from . import base
 from ._protocol import (
     PROTOCOL_VERSION,
@@ -47,14 +48,6 @@ _DEVICE_TYPES = {
 }
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm"}
 _DTYPE_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 1}
-
-
-class RPCError(RuntimeError):
-    """An error raised on the remote side (its message) or by the RPC connection."""
-
-
-class RPCSessionTimeoutError(RPCError):
-    """The server ended the session because it outlived its ``session_timeout``."""
 
 
 def _parse_dtype(dtype: Any) -> tuple[int, int, int]:
