@@ -37,6 +37,15 @@ def main(argv: list[str] | None = None) -> int:
         "--max-packet-bytes", type=int, default=None, help="refuse packets larger than this (default 1 GiB)"
     )
     parser.add_argument("--work-dir", default=None, help="parent of the per-session temporary directories")
+    parser.add_argument(
+        "--load-library",
+        help="shared libraries (':'-separated) loaded before serving, so their global functions are callable",
+    )
+    parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="accepted for apache-tvm compatibility (sessions run in a child)",
+    )
     args = parser.parse_args(argv)
     if args.tracker and not args.key:
         parser.error("--tracker needs --key (the name clients request the device by)")
@@ -48,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s.%(msecs)03d %(levelname)s %(message)s",
         datefmt="%Y-%m-%d %H:%M:%S",
     )
+    import ctypes
+
+    for path in (args.load_library or "").split(":"):
+        if path:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     from tvm.rpc.server import RPCServer
 
     server = RPCServer(

@@ -21,6 +21,8 @@ from typing import Any
 
 from ..error import RPCError, RPCSessionTimeoutError  # what the remote side's failures raise
 from . import base
+from ._devices import DeviceShortcuts, upload_payload
+from ._local import LocalSession  # noqa: F401  (apache-tvm's tvm.rpc.client.LocalSession)
 from ._protocol import (
     PROTOCOL_VERSION,
     RPC_OBJECT_REF_INDEX,
@@ -347,8 +349,8 @@ class RemoteModule(_Remote):
         return evaluate
 
 
-class RPCSession:
-    """A session with one RPC server."""
+class RPCSession(DeviceShortcuts):
+    """A session with one RPC server (opened by ``connect`` or a tracker's ``request``)."""
 
     def __init__(self, sock: socket.socket, server_key: str) -> None:
         self._endpoint = _Endpoint(sock)
@@ -379,15 +381,7 @@ class RPCSession:
         return self._funcs[name]
 
     def upload(self, data: str | os.PathLike | bytes | bytearray, target: str | None = None) -> None:
-        if isinstance(data, (bytes, bytearray)):
-            if not target:
-                raise ValueError("target must be given when uploading bytes")
-            blob = bytes(data)
-        else:
-            with open(data, "rb") as f:
-                blob = f.read()
-            target = target or os.path.basename(os.fspath(data))
-        self._server_func("tvm.rpc.server.upload")(target, blob)
+        self._server_func("tvm.rpc.server.upload")(*upload_payload(data, target))
 
     def download(self, path: str) -> bytes:
         return self._server_func("tvm.rpc.server.download")(path)
@@ -411,19 +405,9 @@ class RPCSession:
             dev_type = _DEVICE_TYPES[name]
         return RemoteDevice(self, int(dev_type), dev_id)
 
-    def cpu(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(1, dev_id)
-
-    def cuda(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(2, dev_id)
-
-    def cl(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(4, dev_id)
-
-    opencl = cl
-
-    def vulkan(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(7, dev_id)
+    def system_lib(self) -> RemoteModule:
+        """The server's system library (the functions linked into its process)."""
+        return self.get_function("ffi.SystemLib")()
 
     # ---- value conversion
     def _encode_args(self, args: Sequence[Any]) -> list[Any]:
@@ -557,7 +541,12 @@ class TrackerSession:
         return "\n".join(lines)
 
     def request(
-        self, key: str, priority: int = 1, session_timeout: float = 0, max_retry: int = 5
+        self,
+        key: str,
+        priority: int = 1,
+        session_timeout: float = 0,
+        max_retry: int = 5,
+        session_constructor_args: Sequence[Any] | None = None,
     ) -> RPCSession:
         """A session with a free server registered under ``key`` (waits until one is free)."""
         last: Exception | None = None
@@ -571,7 +560,7 @@ class TrackerSession:
                 if value[0] != base.TrackerCode.SUCCESS:
                     raise RPCError(f"tracker refused the request for {key!r}: {value!r}")
                 host, port, matchkey = value[1]
-                return connect(host, port, matchkey, session_timeout)
+                return connect(host, port, matchkey, session_timeout, session_constructor_args)
             except OSError as err:
                 self.close()
                 last = err

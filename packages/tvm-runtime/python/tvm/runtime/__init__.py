@@ -2,6 +2,7 @@
 
 # isort: skip_file
 from tvm_ffi import Object, Shape as ShapeTuple, convert
+from tvm_ffi._dtype import DataTypeCode
 from tvm_ffi._dtype import dtype as DataType  # noqa: N812  (apache-tvm name)
 
 from .device import Device, DeviceAttrKind
@@ -54,6 +55,7 @@ def __getattr__(name: str):
 __all__ = [
     "BenchmarkResult",
     "DataType",
+    "DataTypeCode",
     "Device",
     "DeviceAttrKind",
     "Module",
