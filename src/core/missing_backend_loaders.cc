@@ -8,7 +8,8 @@
  * answers exactly the kernels of its function table, and each of them fails *when called*,
  * naming the wheel to install (or why the installed one failed to load).  A backend replaces
  * its placeholder with the real loader when it registers.  The kinds come from the backends'
- * declarations (wheel_owners.h), plus the kinds apache-tvm emits that no wheel serves yet.
+ * declarations (wheel_owners.h), plus the kinds apache-tvm emits that no wheel serves, each
+ * with the reason.
  */
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
@@ -27,17 +28,32 @@ namespace tvm_runtime {
 namespace core {
 namespace {
 
-// Module kinds apache-tvm 0.27 can embed in an artifact that no tvm-runtime wheel declares.
-constexpr const char* kUnservedKinds[] = {"metal"};
+// Module kinds apache-tvm 0.27 can embed in an artifact that no tvm-runtime wheel declares, and
+// why they cannot run (the text of tests/artifacts/surface/classification.toml for the loaders).
+struct UnservedKind {
+  const char* kind;
+  const char* why;
+};
+constexpr UnservedKind kUnservedKinds[] = {
+    {"metal", "no tvm-runtime backend runs 'metal' modules yet"},
+    {"c",
+     "a C source module is source code, not something a runtime runs; tvm-runtime does not keep "
+     "it (export the library compiled)"},
+    {"const_loader",
+     "BYOC JSON runtimes (DNNL, cuBLAS, CUTLASS, TensorRT, ...) and their constant loader are not "
+     "part of tvm-runtime; compile without external codegen"},
+    {"static_library",
+     "static-library modules only exist to be linked into another export_library call, which "
+     "needs apache-tvm's compiler"},
+};
 // Kinds whose payload starts with the function table itself, without the `str fmt` field.
 constexpr const char* kKindsWithoutFmt[] = {"webgpu"};
 
-/* Why modules of `kind` cannot run here, after `lead` (what was attempted). */
-[[noreturn]] void ThrowMissing(const std::string& lead, const std::string& kind, int device_type) {
-  if (device_type == 0) {
-    backend::ThrowError("RuntimeError",
-                        lead + "no tvm-runtime backend runs '" + kind + "' modules yet.");
-  }
+/* Why modules of `kind` cannot run here, after `lead` (what was attempted); `why` is the reason
+ * for a kind no wheel serves (device_type 0). */
+[[noreturn]] void ThrowMissing(const std::string& lead, const std::string& kind, int device_type,
+                               const std::string& why) {
+  if (device_type == 0) backend::ThrowError("RuntimeError", lead + why + ".");
   try {
     RequireDevice(device_type);
   } catch (const ::tvm::ffi::Error& err) {
@@ -53,9 +69,11 @@ constexpr const char* kKindsWithoutFmt[] = {"webgpu"};
  * the loaded library again writes it back unchanged. */
 class MissingBackendModule : public backend::DeviceModuleBase {
  public:
-  MissingBackendModule(std::string kind, int device_type, std::string payload,
+  MissingBackendModule(std::string kind, int device_type, std::string why, std::string payload,
                        backend::DeviceModuleHeader header)
-      : DeviceModuleBase(kind, std::move(payload), std::move(header)), device_type_(device_type) {}
+      : DeviceModuleBase(kind, std::move(payload), std::move(header)),
+        device_type_(device_type),
+        why_(std::move(why)) {}
 
  protected:
   ::tvm::ffi::Function MakeKernelFunction(const std::string& name,
@@ -64,14 +82,16 @@ class MissingBackendModule : public backend::DeviceModuleBase {
         "Cannot run kernel '" + name + "' of this artifact's '" + kind() + "' device module: ";
     std::string module_kind = kind();
     int device_type = device_type_;
+    std::string why = why_;
     return ::tvm::ffi::Function::FromPacked(
-        [lead, module_kind, device_type](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) {
-          ThrowMissing(lead, module_kind, device_type);
+        [lead, module_kind, device_type, why](::tvm::ffi::PackedArgs, ::tvm::ffi::Any*) {
+          ThrowMissing(lead, module_kind, device_type, why);
         });
   }
 
  private:
   int device_type_;
+  std::string why_;
 };
 
 bool HasFmtField(const std::string& kind) {
@@ -81,7 +101,7 @@ bool HasFmtField(const std::string& kind) {
   return true;
 }
 
-::tvm::ffi::Module LoadStandIn(const std::string& kind, int device_type,
+::tvm::ffi::Module LoadStandIn(const std::string& kind, int device_type, const std::string& why,
                                const ::tvm::ffi::Bytes& bytes) {
   std::string payload(bytes.data(), bytes.size());
   backend::DeviceModuleHeader header;
@@ -99,19 +119,20 @@ bool HasFmtField(const std::string& kind) {
   } catch (const ::tvm::ffi::Error&) {
     // Not the layout we know: there is no kernel list to defer to, so say what is missing now.
     ThrowMissing("Cannot load the '" + kind + "' module embedded in this artifact: ", kind,
-                 device_type);
+                 device_type, why);
   }
-  auto module = ::tvm::ffi::make_object<MissingBackendModule>(kind, device_type, std::move(payload),
-                                                              std::move(header));
+  auto module = ::tvm::ffi::make_object<MissingBackendModule>(
+      kind, device_type, why, std::move(payload), std::move(header));
   return ::tvm::ffi::Module(module);
 }
 
-void RegisterPlaceholder(const std::string& kind, int device_type) {
+void RegisterPlaceholder(const std::string& kind, int device_type, const std::string& why = "") {
   std::string name = "ffi.Module.load_from_bytes." + kind;
   if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
   ::tvm::ffi::Function::SetGlobal(
-      name, ::tvm::ffi::Function::FromTyped([kind, device_type](const ::tvm::ffi::Bytes& bytes) {
-        return LoadStandIn(kind, device_type, bytes);
+      name,
+      ::tvm::ffi::Function::FromTyped([kind, device_type, why](const ::tvm::ffi::Bytes& bytes) {
+        return LoadStandIn(kind, device_type, why, bytes);
       }));
 }
 
@@ -121,12 +142,12 @@ void RegisterMissingBackendLoaders() {
   for (const ModuleKindOwner* owner = ModuleKindOwners(); owner->kind != nullptr; ++owner) {
     RegisterPlaceholder(owner->kind, owner->device_type);
   }
-  for (const char* kind : kUnservedKinds) {
+  for (const UnservedKind& unserved : kUnservedKinds) {
     bool declared = false;
     for (const ModuleKindOwner* owner = ModuleKindOwners(); owner->kind != nullptr; ++owner) {
-      declared = declared || kind == std::string(owner->kind);
+      declared = declared || unserved.kind == std::string(owner->kind);
     }
-    if (!declared) RegisterPlaceholder(kind, 0);
+    if (!declared) RegisterPlaceholder(unserved.kind, 0, unserved.why);
   }
 }
 

@@ -4,8 +4,10 @@
  * growing `number` until it lasts at least `min_repeat_ms`.  The device is synchronised around
  * every round, so asynchronous backends are timed to completion.  A backend that registers
  * `runtime.timer.<device name>` (c_api.h, 4b) times each round on the device instead (CUDA:
- * events), so the host's launch overhead between calls is not counted.  Returns the per-call
- * seconds of each round as `repeat` native doubles in a Bytes.
+ * events), so the host's launch overhead between calls is not counted.  `f_preproc` names a
+ * global function called with the arguments before every round (apache-tvm's
+ * cache_flush_cpu_non_first_arg, cache_flush.cc, evicts the inputs from the CPU caches).  Returns
+ * the per-call seconds of each round as `repeat` native doubles in a Bytes.
  */
 #include <tvm/ffi/device.h>
 #include <tvm/ffi/dtype.h>
@@ -22,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache_flush.h"
 #include "core_init.h"
 #include "device_registry.h"
 
@@ -39,7 +42,7 @@ struct EvalConfig {
   int number, repeat, min_repeat_ms, limit_zero_time_iterations;
   int cooldown_interval_ms, repeats_to_cooldown;
   int64_t cache_flush_bytes;
-  bool flush_cache;
+  Optional<Function> preproc;  // f_preproc, called with the arguments before every round
 };
 
 // Evicts the CPU caches between rounds so every round sees cold inputs.
@@ -63,14 +66,13 @@ Optional<Function> DeviceTimer(const DLDevice& device) {
   ::tvm::ffi::Any rv;
   f.CallPacked(args, &rv);  // warm-up
   sync();
-  std::vector<char> flush_buf;
-  if (cfg.flush_cache)
-    flush_buf.resize(static_cast<size_t>(std::max<int64_t>(cfg.cache_flush_bytes, 1 << 20)));
+  std::vector<char> flush_buf(static_cast<size_t>(std::max<int64_t>(cfg.cache_flush_bytes, 0)));
   std::vector<double> results;
   results.reserve(std::max(cfg.repeat, 0));
   int number = std::max(cfg.number, 1);
   for (int i = 0; i < cfg.repeat; ++i) {
-    if (cfg.flush_cache) FlushCache(&flush_buf);
+    if (!flush_buf.empty()) FlushCache(&flush_buf);
+    if (cfg.preproc.has_value()) cfg.preproc.value().CallPacked(args, &rv);
     double elapsed_s = 0;
     int zero_rounds = 0;
     while (true) {
@@ -124,8 +126,13 @@ Function MakeTimeEvaluator(Optional<Module> mod, const std::string& name, int de
     }
     f = *global;
   }
-  if (!f_preproc.empty() && f_preproc != "cache_flush_cpu_non_first_arg") {
-    backend::ThrowError("ValueError", "time_evaluator: unknown f_preproc '" + f_preproc + "'");
+  Optional<Function> preproc;
+  if (!f_preproc.empty()) {
+    preproc = Function::GetGlobal(f_preproc);
+    if (!preproc.has_value()) {
+      backend::ThrowError("ValueError", "time_evaluator: f_preproc '" + f_preproc +
+                                            "' is not a registered global function");
+    }
   }
   RequireDevice(device_type);  // fail now, with the install hint, rather than on first call
   EvalConfig cfg{DLDevice{static_cast<DLDeviceType>(device_type), device_id},
@@ -136,7 +143,7 @@ Function MakeTimeEvaluator(Optional<Module> mod, const std::string& name, int de
                  cooldown_interval_ms,
                  repeats_to_cooldown,
                  cache_flush_bytes,
-                 !f_preproc.empty() || cache_flush_bytes > 0};
+                 preproc};
   return Function::FromPacked(
       [f, cfg](::tvm::ffi::PackedArgs args, ::tvm::ffi::Any* rv) { *rv = Evaluate(f, cfg, args); });
 }
@@ -145,6 +152,7 @@ Function MakeTimeEvaluator(Optional<Module> mod, const std::string& name, int de
 
 void RegisterTimeEvaluator() {
   ::tvm::ffi::reflection::GlobalDef().def("runtime.RPCTimeEvaluator", MakeTimeEvaluator);
+  RegisterCacheFlush();
 }
 
 }  // namespace core

@@ -43,12 +43,9 @@ const FunctionOwner* FunctionOwners();
 /* The distribution that registers global function `name` ("" if none is declared). */
 std::string DistributionForFunction(const std::string& name);
 
-/* " It is provided by <dist>: pip install <dist>" for a declared function, else "". */
-std::string MissingFunctionHint(const std::string& name);
-
 /* tvm-ffi's lookup of a function called by compiled host code (the artifact's
- * `__TVMFFIEnvModLookupFromImports` context symbol), whose error also names the wheel that
- * provides a declared function. */
+ * `__TVMFFIEnvModLookupFromImports` context symbol), whose error also says what is missing
+ * (MissingFunctionAdvice: the wheel to install, ...). */
 int LookupFromImportsWithHint(TVMFFIObjectHandle library_ctx, const char* name,
                               TVMFFIObjectHandle* out);
 

@@ -676,6 +676,20 @@ def inspect_built(mod: tvm.runtime.Module) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
+def fresh_output_dir(out: Path) -> bool:
+    """Create ``out`` and remove the ``.so``/``.npz`` of an earlier run (the generators beside
+    this one); False, after saying why, when ``g++`` (which export_library links with) is
+    missing."""
+    if shutil.which("g++") is None:
+        print("error: g++ is required (export_library links with it)", file=sys.stderr)
+        return False
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob("*.so"), *out.glob("*.npz")]:
+        stale.unlink()
+    print(f"apache-tvm {tvm.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, numpy {np.__version__}")
+    return True
+
+
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Byte-deterministic ``np.savez_compressed`` (fixed timestamps, sorted keys)."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import zlib
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ import tvm
 from tvm import relax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import save_npz  # noqa: E402  (same directory; byte-deterministic npz)
+from generate import fresh_output_dir, save_npz  # noqa: E402  (same directory; byte-deterministic npz)
 
 # Outputs whose apache-tvm 0.27 OpenCL kernel is wrong on devices that do not run a work-group's
 # items in lock step (PoCL runs them one after another): the scan in
@@ -329,13 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "contrib")
     ns = parser.parse_args(argv)
     out: Path = ns.out.resolve()
-    if shutil.which("g++") is None:
-        print("error: g++ is required (export_library links with it)", file=sys.stderr)
+    if not fresh_output_dir(out):
         return 2
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in [*out.glob("*.so"), *out.glob("*.npz")]:
-        stale.unlink()
-    print(f"apache-tvm {tvm.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, numpy {np.__version__}")
 
     cases: list[dict[str, Any]] = []
     for model in (model_f32(), model_i32(), model_f16(), model_f64()):

@@ -60,9 +60,9 @@ def test_debug_print_prints_like_apache_tvm():
     [
         (
             b"vm.builtin.alloc_tensor",
-            "is a runtime builtin of apache-tvm 0.27 that this tvm-runtime does not provide",
+            "not part of the artifact, and this version of tvm-runtime does not provide it",
         ),
-        (b"vm.builtin.match_shape", "CUDA graph capture, which tvm-runtime does not provide"),
+        (b"vm.builtin.match_shape", "CUDA graph capture (relax.backend.use_cuda_graph) is not implemented"),
     ],
 )
 def test_unprovided_runtime_builtin_says_so(tmp_path, name, advice):

@@ -16,6 +16,7 @@ void RegisterVM() {
   vm::RegisterShapeBuiltins();
   vm::RegisterMemoryBuiltins();
   vm::RegisterControlBuiltins();
+  vm::RegisterRelaxRunBuiltins();
   vm::RegisterPyFuncBuiltins();
 }
 

@@ -10,8 +10,7 @@
 
 #include "../device_registry.h"
 #include "../ffi_names.h"
-#include "../wheel_owners.h"
-#include "builtin_hints.h"
+#include "../missing_function_advice.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -248,8 +247,7 @@ void VirtualMachine::InitFuncPool() {
         for (const Any& lib : imports_) {
           libs += (libs.empty() ? "" : ", ") + std::string(lib.cast<ffi::Module>()->kind());
         }
-        std::string advice = MissingFunctionHint(f.name);
-        if (advice.empty() && IsRuntimeBuiltinName(f.name)) advice = UnprovidedBuiltinHint(f.name);
+        std::string advice = MissingFunctionAdvice(f.name);
         backend::ThrowError(
             "RuntimeError",
             "Cannot find function '" + SafeText(f.name) + "' (entry " + std::to_string(i) +

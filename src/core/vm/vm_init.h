@@ -11,6 +11,8 @@ void RegisterShapeBuiltins();    // shape heap, match/make shape, checks (builti
 void RegisterMemoryBuiltins();   // storage, tensors, copies (builtins_memory.cc)
 void RegisterControlBuiltins();  // tuples, closures, conditions (builtins_control.cc)
 void RegisterPyFuncBuiltins();   // call_py_func registry (builtins_py_func.cc)
+// relax.run.unique, nonzero, shape_to_tensor: R.unique / R.nonzero (relax_run.cc)
+void RegisterRelaxRunBuiltins();
 
 }  // namespace vm
 }  // namespace core

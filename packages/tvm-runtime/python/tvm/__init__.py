@@ -14,6 +14,7 @@ installed and working.
 import tvm_ffi  # noqa: F401
 
 from . import _core
+from . import error  # registers apache-tvm 0.27's exception classes with tvm-ffi, first
 
 __version__ = _core.VERSION
 
@@ -27,9 +28,12 @@ from tvm_ffi import (
 
 from . import runtime
 from .runtime import (
+    DataType,
+    DataTypeCode,
     Device,
     Tensor,
     device,
+    device_from_target,
     cpu,
     cuda,
     rocm,
@@ -47,8 +51,21 @@ from ._conflicts import warn_if_mixed_install as _warn_if_mixed_install
 _warn_if_mixed_install()
 backend._discover_at_import()
 
+
+def __getattr__(name: str):
+    # apache-tvm 0.27 imports these at `import tvm`; here they load on first use (tvm.rpc,
+    # tvm.contrib, ... cost nothing until a script reaches them).
+    if name in ("contrib", "exec", "relax", "rpc", "target"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "__version__",
+    "DataType",
+    "DataTypeCode",
     "Device",
     "Object",
     "Tensor",
@@ -57,6 +74,8 @@ __all__ = [
     "cpu",
     "cuda",
     "device",
+    "device_from_target",
+    "error",
     "ext_dev",
     "get_global_func",
     "hexagon",

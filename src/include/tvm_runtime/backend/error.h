@@ -48,8 +48,9 @@ struct ThrowSite {
                                           /*cross_ffi_boundary=*/0));
 }
 
-/* Runs `body`, turning foreign C++ exceptions into RuntimeError (what every C boundary of this
- * project has always reported for them) and letting tvm::ffi::Error through untouched. */
+/* Runs `body`, turning foreign C++ exceptions into kind "InternalError" (what tvm-ffi's own
+ * safe-call boundary and apache-tvm 0.27 report for them: tvm.error.InternalError, a
+ * RuntimeError) and letting tvm::ffi::Error through untouched. */
 template <typename F>
 void RunWithFFIErrors(F&& body) {
   try {
@@ -57,9 +58,9 @@ void RunWithFFIErrors(F&& body) {
   } catch (const ::tvm::ffi::Error&) {
     throw;
   } catch (const std::exception& err) {
-    ThrowError("RuntimeError", err.what());
+    ThrowError("InternalError", err.what());
   } catch (...) {
-    ThrowError("RuntimeError", "unknown C++ exception");
+    ThrowError("InternalError", "unknown C++ exception");
   }
 }
 

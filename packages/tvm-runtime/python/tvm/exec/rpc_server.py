@@ -100,6 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     security.add_argument(
         "--tls-client-ca", type=Path, help="also require a client certificate signed by this CA (PEM)"
     )
+    parser.add_argument(
+        "--load-library",
+        help="shared libraries (':'-separated) loaded before serving, so their global functions are callable",
+    )
+    parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="accepted for apache-tvm compatibility; has no effect",
+    )
     args = parser.parse_args(argv)
     if args.tracker and not args.key:
         parser.error("--tracker needs --key (the name clients request the device by)")
@@ -115,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s.%(msecs)03d %(levelname)s %(message)s",
         datefmt="%Y-%m-%d %H:%M:%S",
     )
+    import ctypes
+
+    for path in (args.load_library or "").split(":"):
+        if path:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
     from tvm.rpc._policy import SessionPolicy
     from tvm.rpc.server import RPCServer
 

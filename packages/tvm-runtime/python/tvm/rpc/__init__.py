@@ -13,6 +13,7 @@ _LAZY = {
     "connect": "client",
     "connect_tracker": "client",
     "RPCSession": "client",
+    "LocalSession": "client",
     "TrackerSession": "client",
     "Tracker": "tracker",
     "Proxy": "proxy",

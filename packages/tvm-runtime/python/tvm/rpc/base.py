@@ -16,6 +16,8 @@ RPC_TRACKER_MAGIC = 0x2F271
 RPC_CODE_SUCCESS = RPC_MAGIC + 0
 RPC_CODE_DUPLICATE = RPC_MAGIC + 1
 RPC_CODE_MISMATCH = RPC_MAGIC + 2
+# Added to a device type to name a device of an RPC session (apache-tvm's encoding).
+RPC_SESS_MASK = 128
 
 # Session constructor that carries a server's shared secret (``session_constructor_args=
 # [AUTH_CONSTRUCTOR, secret]``): the one channel apache-tvm's unmodified client offers through a
@@ -99,16 +101,21 @@ def recvjson(sock: socket.socket) -> Any:
     return json.loads(recvall(sock, size).decode("utf-8"))
 
 
-def random_key(prefix: str, cmap: Any = None) -> str:
-    """``prefix:<random>``, avoiding keys in ``cmap``."""
+def random_key(prefix: str, delimiter: str = ":", cmap: Any = None) -> str:
+    """``prefix<delimiter><random>``, avoiding keys in ``cmap``."""
     while True:
-        key = f"{prefix}:{random.random()}"
+        key = f"{prefix}{delimiter}{random.random()}"
         if not cmap or key not in cmap:
             return key
 
 
-def split_random_key(key: str) -> list[str]:
-    return key.rsplit(":", 1)
+def split_random_key(key: str, delimiter: str = ":") -> list[str]:
+    return key.rsplit(delimiter, 1)
+
+
+def get_addr_family(addr: tuple[str, int]) -> int:
+    """The socket family (AF_INET / AF_INET6) ``addr`` resolves to."""
+    return socket.getaddrinfo(addr[0], addr[1], 0, 0, socket.IPPROTO_TCP)[0][0]
 
 
 def connect_with_retry(addr: tuple[str, int], timeout: float = 60, retry_period: float = 1) -> socket.socket:

@@ -20,7 +20,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..error import RPCError, RPCSessionTimeoutError  # what the remote side's failures raise
 from . import base
+from ._devices import DeviceShortcuts, upload_payload
+from ._local import LocalSession  # noqa: F401  (apache-tvm's tvm.rpc.client.LocalSession)
 from ._protocol import (
     PROTOCOL_VERSION,
     RPC_OBJECT_REF_INDEX,
@@ -48,14 +51,6 @@ _DEVICE_TYPES = {
 }
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm"}
 _DTYPE_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 1}
-
-
-class RPCError(RuntimeError):
-    """An error raised on the remote side (its message) or by the RPC connection."""
-
-
-class RPCSessionTimeoutError(RPCError):
-    """The server ended the session because it outlived its ``session_timeout``."""
 
 
 def _parse_dtype(dtype: Any) -> tuple[int, int, int]:
@@ -355,8 +350,8 @@ class RemoteModule(_Remote):
         return evaluate
 
 
-class RPCSession:
-    """A session with one RPC server."""
+class RPCSession(DeviceShortcuts):
+    """A session with one RPC server (opened by ``connect`` or a tracker's ``request``)."""
 
     def __init__(self, sock: socket.socket, server_key: str) -> None:
         self._endpoint = _Endpoint(sock)
@@ -387,15 +382,7 @@ class RPCSession:
         return self._funcs[name]
 
     def upload(self, data: str | os.PathLike | bytes | bytearray, target: str | None = None) -> None:
-        if isinstance(data, (bytes, bytearray)):
-            if not target:
-                raise ValueError("target must be given when uploading bytes")
-            blob = bytes(data)
-        else:
-            with open(data, "rb") as f:
-                blob = f.read()
-            target = target or os.path.basename(os.fspath(data))
-        self._server_func("tvm.rpc.server.upload")(target, blob)
+        self._server_func("tvm.rpc.server.upload")(*upload_payload(data, target))
 
     def download(self, path: str) -> bytes:
         return self._server_func("tvm.rpc.server.download")(path)
@@ -419,19 +406,9 @@ class RPCSession:
             dev_type = _DEVICE_TYPES[name]
         return RemoteDevice(self, int(dev_type), dev_id)
 
-    def cpu(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(1, dev_id)
-
-    def cuda(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(2, dev_id)
-
-    def cl(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(4, dev_id)
-
-    opencl = cl
-
-    def vulkan(self, dev_id: int = 0) -> RemoteDevice:
-        return self.device(7, dev_id)
+    def system_lib(self) -> RemoteModule:
+        """The server's system library (the functions linked into its process)."""
+        return self.get_function("ffi.SystemLib")()
 
     # ---- value conversion
     def _encode_args(self, args: Sequence[Any]) -> list[Any]:

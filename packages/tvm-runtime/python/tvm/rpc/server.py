@@ -715,4 +715,66 @@ class RPCServer:
             pass
 
 
-Server = RPCServer
+class Server:
+    """apache-tvm 0.27's ``tvm.rpc.Server``: serving starts at construction, in a background
+    thread of this process (each session still runs in its own forked process), and
+    ``terminate()`` stops it.  The arguments are 0.27's, in 0.27's order:
+
+    * ``load_library``: shared libraries (a list, or one ``:``-separated string) loaded into the
+      server (RTLD_GLOBAL) before it serves, so the global functions they register can be
+      called remotely; ``server_init_callback`` runs once before serving, for the same purpose
+      (sessions are forked from this process, so they see both);
+    * ``silent``: log errors only;
+    * ``no_fork``, ``reuse_addr``, ``timeout``: accepted for compatibility; sessions always run in
+      a child process, ports are always bound with SO_REUSEADDR, and each session's own
+      ``session_timeout`` bounds it.
+    """
+
+    def __init__(
+        self,
+        host: str = "0.0.0.0",
+        port: int = 9091,
+        port_end: int = 9199,
+        is_proxy: bool = False,
+        tracker_addr: tuple[str, int] | None = None,
+        key: str = "",
+        load_library: Any = None,
+        custom_addr: str | None = None,
+        silent: bool = False,
+        no_fork: bool = False,
+        server_init_callback: Any = None,
+        reuse_addr: bool = True,
+        timeout: float | None = None,
+    ) -> None:
+        del no_fork, reuse_addr, timeout  # see the class docstring
+        if silent:
+            logger.setLevel(logging.ERROR)
+        if isinstance(load_library, str):
+            load_library = [path for path in load_library.split(":") if path]
+        for path in load_library or ():
+            import ctypes
+
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        if server_init_callback is not None:
+            server_init_callback()
+        self._server = RPCServer(
+            host,
+            port,
+            port_end,
+            key=key,
+            tracker_addr=tracker_addr,
+            custom_addr=custom_addr,
+            is_proxy=is_proxy,
+        )
+        self.host = host
+        self.port = self._server.port
+        self._server.start()
+
+    def terminate(self) -> None:
+        """Stop serving (a session in progress ends with its process)."""
+        self._server.terminate()
+
+    def __del__(self) -> None:
+        server = getattr(self, "_server", None)
+        if server is not None:
+            server.terminate()

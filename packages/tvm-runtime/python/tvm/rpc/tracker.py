@@ -16,7 +16,10 @@ import threading
 from typing import Any
 
 from . import base
-from .base import TrackerCode
+from .base import RPC_TRACKER_MAGIC, TrackerCode  # noqa: F401  (apache-tvm's names here)
+
+# The largest tracker message accepted (apache-tvm 0.27's name for it).
+MAX_TRACKER_MSG_BYTES = base.MAX_JSON_BYTES
 
 logger = logging.getLogger("tvm.rpc.tracker")
 

@@ -2,6 +2,7 @@
 
 # isort: skip_file
 from tvm_ffi import Object, Shape as ShapeTuple, convert
+from tvm_ffi._dtype import DataTypeCode
 from tvm_ffi._dtype import dtype as DataType  # noqa: N812  (apache-tvm name)
 
 from .device import Device, DeviceAttrKind
@@ -38,6 +39,7 @@ from .params import (
     save_param_dict,
     save_param_dict_to_file,
 )
+from . import _relax_run  # noqa: F401  (registers relax.run.print / relax.run.assert_op)
 
 
 def __getattr__(name: str):
@@ -53,6 +55,7 @@ def __getattr__(name: str):
 __all__ = [
     "BenchmarkResult",
     "DataType",
+    "DataTypeCode",
     "Device",
     "DeviceAttrKind",
     "Module",

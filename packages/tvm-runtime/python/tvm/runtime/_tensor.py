@@ -137,9 +137,9 @@ class Tensor(tvm_ffi.core.Tensor):
 tvm_ffi.core._set_class_tensor(Tensor)
 
 
-def device(dev_type: Any, dev_id: int | None = None) -> Device:
+def device(device_type: Any, index: int | None = None) -> Device:
     """Construct a device, e.g. ``tvm.device("cuda", 1)`` or ``tvm.device("opencl:0")``."""
-    return tvm_ffi.device(dev_type, dev_id)
+    return tvm_ffi.device(device_type, index)
 
 
 def empty(shape: Any, dtype: Any = "float32", device: Any = None, mem_scope: str | None = None) -> Tensor:

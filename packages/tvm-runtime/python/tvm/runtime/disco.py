@@ -20,12 +20,10 @@ try:
         ThreadedSession,
         worker_id,
     )
-except ImportError as err:  # the wheel is missing, or its hook failed to import
-    raise ImportError(
-        "tvm.runtime.disco needs the tvm-runtime-extra wheel, which ships Disco: "
-        'pip install "tvm-runtime[extra]" (see `python -m tvm.backend`); '
-        f"importing tvm.backend.extra.disco failed with: {err}"
-    ) from err
+except ImportError as err:  # the wheel is missing, too old, or its hook failed to import
+    from ._extra_hint import disco_import_error
+
+    raise disco_import_error(err) from err
 
 __all__ = [
     "DModule",

@@ -1,0 +1,24 @@
+/*
+ * What to tell a user whose artifact calls a global function that nothing registered (the VM's
+ * "Cannot find function" and compiled host code's lookups), so the advice names what is really
+ * wrong: a wheel that is not installed, a wheel whose version lacks the function, a runtime
+ * function of apache-tvm 0.27 that tvm-runtime does not provide (and why), a function the
+ * application is expected to register, or a kernel the artifact itself lacks.
+ */
+#ifndef TVM_RUNTIME_CORE_MISSING_FUNCTION_ADVICE_H_
+#define TVM_RUNTIME_CORE_MISSING_FUNCTION_ADVICE_H_
+
+#include <string>
+
+namespace tvm_runtime {
+namespace core {
+
+/* A sentence (with a leading space) saying why no global function `name` exists and what to do,
+ * or "" when `name` looks like one of the artifact's own kernels (then the artifact lacks it and
+ * re-exporting it is the fix). */
+std::string MissingFunctionAdvice(const std::string& name);
+
+}  // namespace core
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_CORE_MISSING_FUNCTION_ADVICE_H_
