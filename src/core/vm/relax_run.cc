@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "allocators.h"
-#include "ffi_names.h"
+#include "../ffi_names.h"
 #include "vm_init.h"
 
 namespace tvm_runtime {
