@@ -139,9 +139,10 @@ TEST_CASE("LaunchPlan flags and refuses tags it does not know") {
   CHECK(cluster.uses_cluster());
   CHECK(cluster.cooperative_launch());
   CHECK(cluster.work_dim() == 1);
-  CHECK(ErrorOf([] { LaunchPlan(0, {"warpIdx.x"}, "my_kernel"); }) ==
-        "ValueError: kernel 'my_kernel' has unknown launch tag 'warpIdx.x'; this artifact needs a "
-        "newer tvm-runtime");
+  std::string unknown = ErrorOf([] { LaunchPlan(0, {"warpIdx.x"}, "my_kernel"); });
+  CHECK(unknown.rfind("ValueError: kernel 'my_kernel' has an unknown launch tag 'warpIdx.x'", 0) ==
+        0);
+  CHECK(unknown.find("needs a tvm-runtime that knows this tag") != std::string::npos);
   CHECK(ErrorOf([] {
           LaunchPlan(0, {"tirx.use_dyn_shared_memory", "blockIdx.x"}, "k");
         }).find("must be the last launch tag") != std::string::npos);
