@@ -9,6 +9,7 @@ noxfile.py and ci/build_wheels.py import this module; the release workflow runs 
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata as md
 import re
 import sys
@@ -64,16 +65,18 @@ def mismatches(group_name: str) -> list[str]:
     return found
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) == 1 and argv[0] in _groups():
-        print("\n".join(group(argv[0])))
-    elif len(argv) == 2 and argv[0] == "version":
-        print(version(argv[1]))
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", help="a group (build, lint) or `version`")
+    parser.add_argument("tool", nargs="?", help="with `version`: the tool")
+    args = parser.parse_args(argv)
+    if args.what == "version" and args.tool:
+        print(version(args.tool))
+    elif args.what in _groups() and not args.tool:
+        print("\n".join(group(args.what)))
     else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    return 0
+        parser.error(f"expected one of {', '.join(_groups())}, or `version TOOL`")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main()
