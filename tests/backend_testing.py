@@ -446,9 +446,13 @@ def check_ships_only_its_namespace_portion(backend: str) -> None:
 
 
 def check_entry_point(backend: str) -> None:
-    """The core discovers the backend through its `tvm.backends` entry point."""
+    """The core discovers the backend through its `tvm.backends` entry point, whose hook declares
+    the backend (hook API 1.1): its name and the DSO shipped next to it."""
     (ep,) = [e for e in md.entry_points(group="tvm.backends") if e.name == backend]
     assert ep.value == f"tvm.backend.{backend}"
+    hook = ep.load()
+    assert hook.BACKEND.name == backend
+    assert Path(hook.BACKEND.library) == Path(hook.__file__).parent / f"libtvm_runtime_{backend}.so"
 
 
 def check_links_no_vendor_library(so: str | os.PathLike, vendor_markers: tuple[str, ...]) -> None:

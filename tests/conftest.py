@@ -11,10 +11,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import process_audit
 import pytest
 import skip_audit
 
@@ -134,6 +137,31 @@ def testdev_install(tmp_path_factory: pytest.TempPathFactory):
         return installed[mode]
 
     return install
+
+
+# ---- no process left behind (tests/process_audit.py) ---------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """Fails the run when a process it started is alive after every test and fixture finished.
+
+    Set up before any other fixture, so torn down after all of them: servers, trackers, worker
+    pools and their children must be gone by then.  Every child inherits the run's mark
+    (process_audit.MARK), so an orphan that init adopted is found too; leftovers are reported,
+    then killed.
+    """
+    token = f"{os.getpid()}-{time.time_ns()}"
+    os.environ[process_audit.MARK] = token
+    yield
+    found = process_audit.wait_for_leftovers(os.getpid(), token, grace=10.0)
+    if found:
+        process_audit.kill(found)
+        pytest.fail(
+            "processes started by the test run were still alive at its end (killed now); stop "
+            "each one, and what it started, where it was started:\n  " + "\n  ".join(map(str, found)),
+            pytrace=False,
+        )
 
 
 # ---- the skip audit (tests/skip_audit.py) --------------------------------------------------------

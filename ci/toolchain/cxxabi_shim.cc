@@ -6,7 +6,8 @@
 // (libc++abi) have no libstdc++ export of the same name; without these definitions the linker
 // would pull libc++abi's exception code into the DSO and our throws would bypass libstdc++
 // again.  Each one is implemented with what libstdc++ exports in the versions GCC 8 has
-// (manylinux_2_28: up to CXXABI_1.3.11 / GLIBCXX_3.4.25; auditwheel checks it).
+// (manylinux_2_28: up to CXXABI_1.3.11 / GLIBCXX_3.4.24 in auditwheel's policy, which
+// ci/check_wheels.py enforces).
 // Both runtimes represent an exception_ptr as a pointer to the thrown object, preceded by a
 // reference-counted header that libstdc++ manages.  check_cxxabi_shim.cc exercises every
 // function here (ci/build_wheels.py runs it before building).
@@ -15,6 +16,17 @@
 #include <exception>
 #include <new>
 #include <typeinfo>
+
+// The libc++ this shim was written and checked for: that of the ziglang pinned in
+// ci/toolchain/pins.toml (zig 0.17.1, libc++ 22).  Another libc++ major may call other libc++abi
+// functions (the link would then pull libc++abi's exception code back in, silently): before
+// changing this number for a new zig, list what its libc++ needs from libc++abi (nm -u of
+// libc++.a, the __cxa_* and std:: exception symbols) and cover each one here and in
+// check_cxxabi_shim.cc.
+#define TVMRT_CXXABI_SHIM_LIBCXX_MAJOR 22
+#if !defined(_LIBCPP_VERSION) || _LIBCPP_VERSION / 10000 != TVMRT_CXXABI_SHIM_LIBCXX_MAJOR
+#error "cxxabi_shim.cc was written for libc++ 22 (the ziglang of ci/toolchain/pins.toml); see above"
+#endif
 
 namespace tvmrt_cxxabi_shim {
 

@@ -16,7 +16,9 @@
 # layout-compatible with libstdc++'s by design (libcxx/src/include/refstring.h), and
 # cxxabi_shim.cc supplies the few libc++abi-only functions libc++ needs.  $TVMRT_ZIG_CXX_RUNTIME
 # holds the three (ci/build_wheels.py: the shim compiled for the target, Debian bookworm's
-# libraries); auditwheel --plat manylinux_2_28 checks the symbol versions they bind.
+# libraries); auditwheel --plat manylinux_2_28 and ci/check_wheels.py check the symbol versions
+# they bind.  All of this is written for one zig and its libc++: the ziglang of
+# ci/toolchain/pins.toml, which ci/build_wheels.py insists on and cxxabi_shim.cc checks.
 if(NOT TVMRT_ZIG_ARCH)
   message(FATAL_ERROR "include zig-x86_64.cmake or zig-aarch64.cmake, not zig-common.cmake")
 endif()

@@ -208,7 +208,7 @@ def test_diagnostics_reports_foreign_tvm_distribution(tmp_path):
 
 
 def test_hook_that_fails_before_import_is_reported_on_its_declared_devices(tmp_path):
-    """A hook that cannot even be imported has no DEVICE_TYPES to tell; the core's release-train
+    """A hook that cannot even be imported declares no device types; the core's release-train
     table says which devices its distribution serves, so their errors say why."""
     dist = tmp_path / "tvm_runtime_vulkan-9.9.9.dist-info"  # shadows the installed wheel's metadata
     dist.mkdir()

@@ -182,15 +182,16 @@ def test_loader_loads_each_installed_backend_once(name):
         before = list(registered())
         loader.load(name)
         assert loader.is_loaded(name)
-        hook = __import__("tvm.backend." + name, fromlist=["register_backend"])
-        calls = []
-        original = hook.register_backend
-        hook.register_backend = lambda: calls.append(1) or original()
-        loader.load(name)  # idempotent: registers nothing again
-        assert calls == [], calls
-        assert tvm.backend.list_backends()[name].status == "loaded"
+        hook = __import__("tvm.backend." + name, fromlist=["BACKEND"])
+        activations = []
+        loader._activate = activations.append
+        loader.load(name)  # idempotent: activates nothing again
+        hook.register_backend()  # apache-tvm's name goes through the loader too
+        assert activations == [], activations
+        record = tvm.backend.list_backends()[name]
+        assert record.status == "loaded" and record.hook_api == "1.1" and record.deprecation is None
         print(json.dumps({{"before": before, "after": list(registered()),
-                          "serves": [int(t) for t in getattr(hook, "DEVICE_TYPES", ())]}}))
+                          "serves": [int(t) for t in hook.BACKEND.served_device_types]}}))
         """,
         env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"},
     )
@@ -247,7 +248,7 @@ def test_hook_api_is_versioned_and_complete():
         """
         import tvm
         from tvm.backend import hook_api
-        assert hook_api.HOOK_API_VERSION == (1, 0)
+        assert hook_api.HOOK_API_VERSION == (1, 1)
         import tvm_ffi
         assert hook_api.DeviceType is tvm_ffi.DLDeviceType
         for name in hook_api.__all__:
@@ -257,7 +258,13 @@ def test_hook_api_is_versioned_and_complete():
         """
     )
     names = set(eval(proc.stdout.strip()))  # noqa: S307 - our own child's repr of a list of str
-    assert {"load_backend_dso", "driver_status", "require_device", "register_device_target_detector"} <= names
+    assert {
+        "declare_backend",
+        "load_backend_dso",
+        "driver_status",
+        "require_device",
+        "register_device_target_detector",
+    } <= names
 
 
 @pytest.mark.parametrize("name", _our_backends())
@@ -268,9 +275,10 @@ def test_our_hooks_use_only_the_public_hook_api(name):
     proc = run_python(
         f"""
         import tvm, tvm_ffi
-        from tvm.backend import {name} as hook
-        assert callable(hook.register_backend)
-        assert all(isinstance(t, tvm_ffi.DLDeviceType) for t in hook.DEVICE_TYPES)
+        from tvm.backend import hook_api, {name} as hook
+        assert isinstance(hook.BACKEND, hook_api.BackendDeclaration) and hook.BACKEND.name == {name!r}
+        assert all(isinstance(t, tvm_ffi.DLDeviceType) for t in hook.BACKEND.served_device_types)
+        assert callable(hook.register_backend) and callable(hook.driver_status)  # apache-tvm's names
         print("ok")
         """
     )

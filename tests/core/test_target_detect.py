@@ -1,5 +1,5 @@
 """``tvm.target.detect_target`` (apache-tvm 0.27's API): one registry of device target detectors,
-filled by our backends' ``register_backend()`` and by plugins, for every device this machine has:
+filled by the loader from our hooks' declarations and by plugins, for every device this machine has:
 the CPU, OpenCL (PoCL), Vulkan (lavapipe) and CUDA (a clear error without a GPU)."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_opencl_pocl():
     assert target["kind"] == "opencl"
     assert target["max_num_threads"] == dev.max_threads_per_block > 0
     assert target["thread_warp_size"] == dev.warp_size
-    assert SUPPORTED_DEVICE["opencl"] is hook.detect_target  # registered by register_backend()
+    assert SUPPORTED_DEVICE["opencl"] is hook.detect_target  # declared in hook.BACKEND
 
 
 def test_vulkan_lavapipe():

@@ -43,8 +43,8 @@ def test_nvrtc_extras():
 
 def test_entry_point():
     check_entry_point("cuda")
-    assert hook.DEVICE_TYPES == (2, 3)
-    assert callable(hook.register) and callable(hook.detect_target)
+    assert hook.BACKEND.served_device_types == (2, 3)
+    assert callable(hook.register_backend) and callable(hook.detect_target)
 
 
 def test_dso_links_no_cuda_library():

@@ -37,7 +37,7 @@ def test_entry_point():
 
 
 def test_dso_links_only_the_core():
-    check_links_no_vendor_library(hook._DSO, ("OpenCL", "cuda", "vulkan", "nccl"))
+    check_links_no_vendor_library(hook.BACKEND.library, ("OpenCL", "cuda", "vulkan", "nccl"))
 
 
 def test_registers_every_declared_function():

@@ -46,9 +46,11 @@ def fake_distribution(site: Path, dist: str, version: str, entry_points: str, ho
 SECOND_COPY_HOOK = """
 import os
 from tvm.backend import hook_api
-DEVICE_TYPES = (hook_api.DeviceType.kDLExtDev,)
-def register_backend():
-    hook_api.load_backend_dso("{name}", os.path.join(os.path.dirname(__file__), "libtvm_runtime_testdev.so"))
+BACKEND = hook_api.declare_backend(
+    "{name}",
+    library=os.path.join(os.path.dirname(__file__), "libtvm_runtime_testdev.so"),
+    device_types=(hook_api.DeviceType.kDLExtDev,),
+)
 """
 
 
@@ -141,8 +143,15 @@ def test_duplicate_loads_of_one_dso(tmp_path, testdev):
     ids=["raises", "sys-exit"],
 )
 def test_hook_whose_registration_raises(tmp_path, testdev, body, reason):
+    """The DSO loads (testdev's own file, whose registration already ran), then the hook's
+    after_load step raises."""
     site = tmp_path / "site"
-    hook = f"DEVICE_TYPES = ()\ndef register_backend():\n    {body}\n"
+    hook = (
+        "from tvm.backend import hook_api\n"
+        f"def after_load():\n    {body}\n"
+        f"BACKEND = hook_api.declare_backend('boom', library={str(dso_of(testdev))!r},\n"
+        "                                    after_load=after_load)\n"
+    )
     fake_distribution(site, "tvm-runtime-boom", "0.5", "boom = tvm.backend.boom\n", {"boom": hook})
     r = run_status(testdev, site)
     (msg,) = [w for w in r["warnings"] if "boom" in w]

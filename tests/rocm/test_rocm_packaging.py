@@ -39,7 +39,7 @@ def test_core_extras_include_rocm():
 
 def test_entry_point():
     check_entry_point("rocm")
-    assert hook.DEVICE_TYPES == (10, 11)
+    assert hook.BACKEND.served_device_types == (10, 11)
     assert callable(hook.register_backend) and callable(hook.detect_target)
 
 

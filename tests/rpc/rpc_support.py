@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -57,8 +58,15 @@ class Proc:
     def __init__(self, argv: list[str], log: Path, port: int | None = None, env: dict | None = None):
         self.log_path = log
         self._log = log.open("w")
+        # A session (and process group) of its own: apache-tvm's server, tracker and proxy run their
+        # loop in a `tvm.exec.popen_worker` child, which outlives a parent that is only signalled.
         self.proc = subprocess.Popen(
-            argv, stdout=self._log, stderr=subprocess.STDOUT, cwd="/", env={**os.environ, **(env or {})}
+            argv,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd="/",
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
         )
         if port is None:  # our server prints the port it bound
             deadline = time.monotonic() + 60
@@ -80,14 +88,22 @@ class Proc:
         return self.proc.poll() is None
 
     def stop(self) -> None:
+        """Stop the process and everything it started (its process group)."""
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self._signal_group(signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._signal_group(signal.SIGKILL)  # children that outlived it (popen workers)
         self._log.close()
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self.proc.pid, signum)
+        except ProcessLookupError:
+            pass  # nothing left in the group
 
 
 @pytest.fixture(scope="session")

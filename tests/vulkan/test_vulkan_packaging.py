@@ -20,7 +20,7 @@ def test_ships_only_its_namespace_portion():
 
 def test_entry_point():
     check_entry_point("vulkan")
-    assert hook.DEVICE_TYPES == (7,)
+    assert hook.BACKEND.served_device_types == (7,)
 
 
 def test_dso_does_not_link_the_vulkan_loader():

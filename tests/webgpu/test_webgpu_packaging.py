@@ -21,7 +21,7 @@ def test_ships_only_its_namespace_portion():
 
 def test_entry_point():
     check_entry_point("webgpu")
-    assert hook.DEVICE_TYPES == (15,)
+    assert hook.BACKEND.served_device_types == (15,)
 
 
 def test_dso_does_not_link_wgpu_native():

@@ -2,12 +2,15 @@
 
 Backends are separate wheels (``tvm-runtime-opencl``, ...) that ship only
 ``tvm/backend/<name>/`` and register an entry point in the ``tvm.backends`` group pointing at
-their hook module.  ``import tvm`` imports each hook and calls its ``register_backend()``, which
-loads the backend DSO through :func:`tvm.backend.hook_api.load_backend_dso` after the core's ABI
-check and registers the device's target detector (:mod:`tvm.backend.hook_api` is the API hooks
-use).  Entry points that name a callable instead (apache-tvm 0.27's out-of-tree plugins,
-``tvm_foo = "tvm_foo:_autoload"``) are called after every hook.  :mod:`tvm.backend.loader`
-loads a backend on demand (``load(name)``, ``is_loaded(name)``), as in apache-tvm.
+their hook module.  The hook declares what the backend is (``BACKEND =
+hook_api.declare_backend(...)``, see :mod:`tvm.backend.hook_api`, the API hooks use).  At
+``import tvm`` discovery (:mod:`tvm.backend._discovery`) creates one record per entry point in
+the one registry (:mod:`tvm.backend._registry`); the loader (:mod:`tvm.backend.loader`) then
+activates each: it loads the backend DSO after the core's ABI check, registers the device's
+target detector and sets the record's status.  Entry points that name a callable instead
+(apache-tvm 0.27's out-of-tree plugins, ``tvm_foo = "tvm_foo:_autoload"``) are called after
+every hook.  ``tvm.backend.loader.load(name)`` / ``is_loaded(name)`` load a backend on demand,
+as in apache-tvm.
 
 Environment:
   ``TVM_DEVICE_BACKEND_AUTOLOAD=0``  do not load any backend at import;
@@ -34,16 +37,14 @@ for _entry in _sys.path:
     ):
         __path__.append(_portion)
 
-from ._discovery import (  # noqa: E402
-    BackendRecord,
+from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
+from ._registry import BackendRecord, backend_errors, is_loaded, list_backends  # noqa: E402
+from ._target import detect_target_from_device, register_device_target_detector  # noqa: E402
+from .loader import (  # noqa: E402
     _discover_at_import,  # noqa: F401  (called by tvm/__init__.py)
-    backend_errors,
-    list_backends,
+    load,
     load_backends,
 )
-from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
-from ._target import detect_target_from_device, register_device_target_detector  # noqa: E402
-from .loader import is_loaded, load  # noqa: E402
 
 __all__ = [
     "BackendLoadError",

@@ -52,6 +52,8 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"    reason: {b['reason']}")
         if b["fix"]:
             lines.append(f"    fix: {b['fix']}")
+        if b.get("deprecation"):
+            lines.append(f"    deprecated: {b['deprecation']}")
         for t in b.get("device_types", []):
             if t["driver"] != "ok":
                 lines.append(f"    {t['name']} driver: {t['driver']}")

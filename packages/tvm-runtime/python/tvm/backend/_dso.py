@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import _core
 
@@ -19,19 +19,22 @@ class BackendABIError(BackendLoadError):
 
 @dataclass(frozen=True)
 class LoadedDSO:
+    """A backend DSO that loaded and registered: where it is, its ABI, its handle."""
+
     path: str
     abi_version: int
+    handle: ctypes.CDLL = field(repr=False, compare=False)
 
 
-# backend name -> DSO facts, for diagnostics.
+# name given to load_backend_dso -> the library, referenced for the process lifetime (a backend
+# DSO is never unloaded).  The loader copies path and ABI into the backend's record.
 LOADED: dict[str, LoadedDSO] = {}
-_HANDLES: dict[str, ctypes.CDLL] = {}  # keep the libraries referenced for the process lifetime
 
 
 def load_backend_dso(name: str, path: str | os.PathLike[str]) -> ctypes.CDLL:
     """Load and register the backend DSO at ``path``; idempotent per backend name."""
-    if name in _HANDLES:
-        return _HANDLES[name]
+    if name in LOADED:
+        return LOADED[name].handle
     path = os.fspath(path)
     if not os.path.exists(path):
         raise BackendLoadError(f"backend library {path} is missing (incomplete install)")
@@ -60,6 +63,5 @@ def load_backend_dso(name: str, path: str | os.PathLike[str]) -> ctypes.CDLL:
     buf = ctypes.create_string_buffer(4096)
     if register_fn(buf, len(buf)) != 0:
         raise BackendLoadError(f"registration failed: {buf.value.decode(errors='replace')}")
-    _HANDLES[name] = lib
-    LOADED[name] = LoadedDSO(path=path, abi_version=backend_abi)
+    LOADED[name] = LoadedDSO(path=path, abi_version=backend_abi, handle=lib)
     return lib

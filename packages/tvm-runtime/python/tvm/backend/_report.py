@@ -10,8 +10,8 @@ import tvm_ffi
 
 from .. import _conflicts, _core
 from ..runtime import Device, _ffi_api, device
-from ._discovery import list_backends
-from ._dso import LOADED
+from ._declaration import BackendDeclaration
+from ._registry import list_backends
 from ._target import detect_target_from_device
 
 _CPU = tvm_ffi.DLDeviceType.kDLCPU
@@ -95,6 +95,13 @@ def _devices_of(device_type: tvm_ffi.DLDeviceType) -> tuple[list[dict[str, Any]]
     return devices, status
 
 
+def _diagnostics(declaration: BackendDeclaration) -> dict[str, Any]:
+    try:
+        return declaration.diagnostics()
+    except Exception as err:  # noqa: BLE001 - report, never fail
+        return {"error": f"{type(err).__name__}: {err}"}
+
+
 def collect() -> dict[str, Any]:
     """Everything the diagnostic command shows, as JSON-serialisable data."""
     cpu_devices, _ = _devices_of(_CPU)
@@ -124,14 +131,14 @@ def collect() -> dict[str, Any]:
             "reason": record.reason,
             "fix": record.fix,
         }
-        loaded = LOADED.get(name)
-        hook = record.hook
-        entry["library"] = loaded.path if loaded else getattr(hook, "_DSO", None)
-        entry["abi_version"] = _core.abi_version_str(loaded.abi_version) if loaded else None
+        entry["library"] = record.library
+        entry["abi_version"] = _core.abi_version_str(record.abi_version) if record.abi_version else None
+        entry["hook_api"] = record.hook_api
+        if record.deprecation:
+            entry["deprecation"] = record.deprecation
         if record.status == "loaded":
             entry["device_types"] = []
-            for device_type in getattr(hook, "DEVICE_TYPES", ()):
-                device_type = tvm_ffi.DLDeviceType(device_type)
+            for device_type in record.device_types:
                 devices, status = _devices_of(device_type)
                 entry["device_types"].append(
                     {
@@ -141,5 +148,7 @@ def collect() -> dict[str, Any]:
                         "devices": devices,
                     }
                 )
+            if record.declaration is not None:
+                entry["diagnostics"] = _diagnostics(record.declaration)
         report["backends"].append(entry)
     return report

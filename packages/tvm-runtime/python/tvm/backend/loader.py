@@ -1,29 +1,40 @@
-"""``tvm.backend.loader``: load a backend on demand, as apache-tvm 0.27's loader does.
+"""``tvm.backend.loader``: activates backends and owns their status (apache-tvm 0.27's API).
 
-``load(name)`` imports the hook ``tvm.backend.<name>`` (or whatever the ``tvm.backends`` entry
-point ``<name>`` names) and calls its ``register_backend()`` once; for an apache-tvm style
-plugin (an entry point naming a callable) it calls that callable once.  ``import tvm`` does
-the same for every entry point unless ``TVM_DEVICE_BACKEND_AUTOLOAD=0`` or ``TVM_BACKENDS``
-leaves it out; ``load`` ignores both, since asking for a backend by name is explicit.
+``load(name)`` activates the backend of entry point ``name`` (or, without one, the hook module
+``tvm.backend.<name>``) once; ``import tvm`` does the same for every entry point
+(:func:`load_backends`) unless ``TVM_DEVICE_BACKEND_AUTOLOAD=0`` or ``TVM_BACKENDS`` leaves it
+out; ``load`` ignores both, since asking for a backend by name is explicit.
+
+Activating a hook of ours means reading what it declares (``BACKEND``, built with
+``tvm.backend.hook_api.declare_backend``) and doing the rest here: load the DSO after the core's
+ABI check, run its ``after_load``, register its target detector.  Hooks written for hook API
+1.0 (``register_backend()``/``register()``, ``DEVICE_TYPES``, ``detect_target``) still work,
+with a ``DeprecationWarning`` saying what to change.  A plugin of apache-tvm's protocol (an entry
+point naming a callable) is called once.  Status lives only in the records of
+:mod:`tvm.backend._registry`, and only this module writes it.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import threading
 import types
-from typing import Any, Callable
+import warnings
+from typing import Any
 
 import tvm_ffi
 
+from .. import _core
+from . import _discovery, _dso, _registry
+from ._declaration import BackendDeclaration
+from ._registry import BackendRecord, is_loaded
 from ._target import SUPPORTED_DEVICE, device_kind_name, register_device_target_detector
 
-# name -> the hook module or plugin callable that registered successfully.
-_LOADED: dict[str, Any] = {}
-
-
-def is_loaded(name: str) -> bool:
-    """Whether backend ``name`` registered successfully (at ``import tvm`` or through ``load``)."""
-    return name.lower() in _LOADED
+_FALSY = {"0", "false", "no", "off"}
+# Activation runs once per backend even when threads ask for it at the same moment; re-entrant
+# because a plugin or a 1.0 hook may itself call load().
+_LOCK = threading.RLock()
 
 
 def load(name: str) -> None:
@@ -33,65 +44,171 @@ def load(name: str) -> None:
     whatever the backend's registration raised when it cannot load (the message says why).
     """
     key = name.lower()
-    if key in _LOADED:
-        return
-    from . import _discovery
+    with _LOCK:
+        record = _registry.record_of(key)
+        if record is not None and record.status == "loaded":
+            return
+        if record is None:
+            # No entry point names it (discovery ran at `import tvm`): the hook module itself.
+            module = _import_hook(name)
+            record = _registry.add(BackendRecord(name=key, module=module.__name__, hook=module))
+        try:
+            _activate(record)
+        except Exception as err:
+            _mark_failed(record, err)
+            raise
 
-    record = _discovery.record_of(key)
-    if record is not None and record.entry_point is not None:
-        target = _load_entry_point(record.entry_point, record.distribution)
+
+def load_backends(force: bool = False) -> dict[str, BackendRecord]:
+    """Discover (and, unless disabled, load) every backend; safe to call more than once.
+
+    Entry points that name a hook module (our protocol) register first, then the ones that name
+    a callable (apache-tvm's protocol: ``tvm_foo = "tvm_foo:_autoload"``) are called, so a
+    plugin sees every backend of ours.  ``force=True`` loads even when autoload is disabled by
+    the environment; the ``TVM_BACKENDS`` allow-list applies to both protocols.
+    """
+    autoload = force or _autoload_enabled()
+    allow = _allow_list()
+    with _LOCK:
+        _discovery.discover()
+        waiting = [r for r in _registry.records() if r.status in ("pending", "disabled", "not-allowed")]
+        # Hooks first, plugins after; discovery's (sys.path) order within each.
+        waiting.sort(key=lambda r: r.protocol == "callable")
+        for record in waiting:
+            if not autoload:
+                _set_status(record, "disabled", "TVM_DEVICE_BACKEND_AUTOLOAD=0")
+            elif allow is not None and record.name not in allow:
+                _set_status(record, "not-allowed", f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}")
+            else:
+                try:
+                    _activate(record)
+                # A broken backend must never break `import tvm`, not even one that calls sys.exit().
+                except (Exception, SystemExit) as err:  # noqa: BLE001
+                    _mark_failed(record, err)
+                    _warn_failure(record)
+        return _registry.list_backends()
+
+
+def _discover_at_import() -> None:
+    load_backends()
+
+
+def _autoload_enabled() -> bool:
+    return os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1").strip().lower() not in _FALSY
+
+
+def _allow_list() -> set[str] | None:
+    raw = os.environ.get("TVM_BACKENDS")
+    if raw is None or not raw.strip():
+        return None
+    return {n.strip().lower() for n in raw.split(",") if n.strip()}
+
+
+# ---- activation -------------------------------------------------------------------------------
+
+
+def _activate(record: BackendRecord) -> None:
+    """Import what the entry point names and register it by its protocol; raises on failure."""
+    target = record.hook if record.hook is not None else _resolve(record)
+    record.hook = target
+    if not isinstance(target, types.ModuleType):
+        _run_plugin(record, target)
     else:
-        target = _import_hook(name)
-    try:
-        if isinstance(target, types.ModuleType):
-            register_hook(key, target)
+        declaration = getattr(target, "BACKEND", None)
+        if declaration is not None:
+            _activate_declared(record, target, declaration)
         else:
-            run_plugin(key, target)
-    except Exception as err:
-        if record is not None:
-            _discovery.mark_failed(record, err)
-        raise
-    if record is not None:
-        _discovery.mark_loaded(record, target)
+            _activate_hook_1_0(record, target)
+    _set_status(record, "loaded")
 
 
-def register_hook(name: str, module: types.ModuleType) -> None:
-    """Run the registration of a hook module of our protocol once (hook API 1.0)."""
-    if name in _LOADED:
-        return
-    register = getattr(module, "register_backend", None) or getattr(module, "register", None)
-    if not callable(register):
-        raise AttributeError(
-            f"backend hook {module.__name__} has no register_backend() function (hook API 1.0)"
+def _resolve(record: BackendRecord) -> Any:
+    """The hook module or plugin callable the record's entry point names."""
+    ep = record.entry_point
+    if ep is None:
+        return _import_hook(record.name)
+    try:
+        return ep.load()
+    except ModuleNotFoundError as err:
+        if not err.name or not (ep.module == err.name or ep.module.startswith(err.name + ".")):
+            raise  # something the backend imports is missing: its own error says what
+        dist = record.distribution or f"the distribution that declares entry point {ep.name!r}"
+        raise ModuleNotFoundError(
+            f"Cannot load TVM backend {ep.name!r}: its entry point names {ep.module}, which is "
+            f"not installed (a broken install of {dist}). Reinstall it: "
+            f"pip install --force-reinstall {record.distribution or ''}".rstrip(),
+            name=ep.module,
+        ) from err
+
+
+def _activate_declared(record: BackendRecord, module: types.ModuleType, declaration: Any) -> None:
+    """Hook API 1.1: the hook declared itself; load its DSO and register its detector."""
+    if not isinstance(declaration, BackendDeclaration):
+        raise TypeError(
+            f"{module.__name__}.BACKEND must be built by tvm.backend.hook_api.declare_backend(...), "
+            f"got {declaration!r}"
         )
-    kinds = _kinds_of(module)
+    if declaration.name != record.name:
+        raise ValueError(
+            f"entry point {record.name!r} names {module.__name__}, which declares backend "
+            f"{declaration.name!r}: the two names must be the same"
+        )
+    record.hook_api = "1.1"
+    record.declaration = declaration
+    record.device_types = declaration.served_device_types
+    record.library = declaration.library
+    _dso.load_backend_dso(record.name, declaration.library)
+    _note_library(record)
+    declaration.after_load()
+    if declaration.detect_target is not None:
+        for device_type in declaration.device_types:
+            register_device_target_detector(device_type, declaration.detect_target)
+
+
+def _activate_hook_1_0(record: BackendRecord, module: types.ModuleType) -> None:
+    """Hook API 1.0 (deprecated): the hook registers itself with register_backend()/register()."""
+    used = [n for n in ("register_backend", "register") if callable(getattr(module, n, None))]
+    if not used:
+        raise AttributeError(
+            f"backend hook {module.__name__} declares nothing: define "
+            "BACKEND = tvm.backend.hook_api.declare_backend(...) (hook API 1.1)"
+        )
+    record.hook_api = "1.0"
+    record.device_types = tuple(tvm_ffi.DLDeviceType(t) for t in getattr(module, "DEVICE_TYPES", ()))
+    record.deprecation = _deprecation_message(record, module, used[0])
+    warnings.warn_explicit(
+        record.deprecation,
+        DeprecationWarning,
+        filename=getattr(module, "__file__", None) or module.__name__,
+        lineno=1,
+        module=module.__name__,
+    )
+    kinds = _kinds_of(record.device_types)
     before = {kind: SUPPORTED_DEVICE.get(kind) for kind in kinds}
-    register()
-    # A hook that defines detect_target() but registered no detector gets it registered for
-    # the kinds it serves: the registry stays the only way targets are detected.
+    getattr(module, used[0])()
     detect = getattr(module, "detect_target", None)
     if callable(detect) and all(SUPPORTED_DEVICE.get(kind) is before[kind] for kind in kinds):
         for kind in kinds:
             register_device_target_detector(kind, detect)
-    _LOADED[name] = module
+    _note_library(record)
 
 
-def run_plugin(name: str, plugin: Callable[[], Any]) -> None:
-    """Call an apache-tvm style plugin entry point (``"pkg:_autoload"``) once."""
-    if name in _LOADED:
-        return
-    if not callable(plugin):
-        raise TypeError(
-            f"entry point {name!r} of group tvm.backends names {plugin!r}, which is neither a "
-            "hook module nor a callable"
-        )
-    plugin()
-    _LOADED[name] = plugin
+def _deprecation_message(record: BackendRecord, module: types.ModuleType, register: str) -> str:
+    had = [f"{register}()"]
+    had += [name for name in ("DEVICE_TYPES", "detect_target") if hasattr(module, name)]
+    detector = ", detect_target=detect_target" if hasattr(module, "detect_target") else ""
+    return (
+        f"tvm backend hook {module.__name__} is written for hook API 1.0 ({', '.join(had)}), "
+        "deprecated since hook API 1.1 and removed in 2.0. Declare the backend instead and let the "
+        "loader load it: replace them with BACKEND = hook_api.declare_backend("
+        f"{record.name!r}, device_types=DEVICE_TYPES{detector}), adding library=<path of the DSO> "
+        f"unless it is libtvm_runtime_{record.name}.so beside the hook (see tvm.backend.hook_api)."
+    )
 
 
-def _kinds_of(module: types.ModuleType) -> list[str]:
+def _kinds_of(device_types: tuple[tvm_ffi.DLDeviceType, ...]) -> list[str]:
     kinds = []
-    for device_type in getattr(module, "DEVICE_TYPES", ()):
+    for device_type in device_types:
         try:
             kinds.append(device_kind_name(device_type))
         except ValueError:
@@ -99,19 +216,85 @@ def _kinds_of(module: types.ModuleType) -> list[str]:
     return kinds
 
 
-def _load_entry_point(ep: Any, distribution: str | None) -> Any:
+def _note_library(record: BackendRecord) -> None:
+    loaded = _dso.LOADED.get(record.name)
+    if loaded is not None:
+        record.library, record.abi_version = loaded.path, loaded.abi_version
+
+
+def _run_plugin(record: BackendRecord, plugin: Any) -> None:
+    """Call an apache-tvm style plugin entry point (``"pkg:_autoload"``) once."""
+    if not callable(plugin):
+        raise TypeError(
+            f"entry point {record.name!r} of group tvm.backends names {plugin!r}, which is neither "
+            "a hook module nor a callable"
+        )
+    plugin()
+
+
+# ---- status and failures ----------------------------------------------------------------------
+
+
+def _set_status(record: BackendRecord, status: str, reason: str | None = None) -> None:
+    record.status, record.reason, record.fix = status, reason, None
+
+
+def _mark_failed(record: BackendRecord, err: BaseException) -> None:
+    _set_status(record, "failed", f"{type(err).__name__}: {err}")
+    record.fix = _failure_fix(record, err)
+    if record.protocol == "hook":
+        _note_failure_on_devices(record)
+
+
+def _failure_fix(record: BackendRecord, err: BaseException) -> str:
+    if record.protocol == "callable":
+        # A third-party plugin: we cannot know its fix, only how to get past it.
+        dist = record.distribution or "the distribution that declares it"
+        return (
+            f"update or reinstall {dist}, or leave it out with TVM_BACKENDS (a comma-separated "
+            "allow-list of backend names)"
+        )
+    dist = record.distribution or f"tvm-runtime-{record.name}"
+    if isinstance(err, _dso.BackendABIError):
+        # The meta-package pins a release train whose wheels were tested together.
+        return (
+            f'pip install "tvm[{record.name}]=={_core.VERSION}"'
+            f"  (or upgrade both: pip install -U tvm-runtime {dist})"
+        )
+    pin = f"=={record.version}" if record.version else ""
+    return f"pip install --force-reinstall --no-deps {dist}{pin}"
+
+
+def _warn_failure(record: BackendRecord) -> None:
+    who = f"{record.distribution or 'unknown distribution'} {record.version or ''}".strip()
+    if record.protocol == "callable":
+        what = f"tvm backend plugin '{record.name}' (entry point {record.name} = {record.module}, {who})"
+    else:
+        what = f"tvm backend '{record.name}' ({who})"
+    warnings.warn(f"{what} failed to load: {record.reason}. Fix: {record.fix}", RuntimeWarning, stacklevel=4)
+
+
+def _note_failure_on_devices(record: BackendRecord) -> None:
+    # Later errors ("no backend for device opencl") then explain why instead of "install it".
     try:
-        return ep.load()
-    except ModuleNotFoundError as err:
-        if not err.name or not (ep.module == err.name or ep.module.startswith(err.name + ".")):
-            raise  # something the backend imports is missing: its own error says what
-        dist = distribution or f"the distribution that declares entry point {ep.name!r}"
-        raise ImportError(
-            f"Cannot load TVM backend {ep.name!r}: its entry point names {ep.module}, which is "
-            f"not installed (a broken install of {dist}). Reinstall it: "
-            f"pip install --force-reinstall {distribution or ''}".rstrip(),
-            name=ep.module,
-        ) from err
+        from ..runtime import _ffi_api
+
+        for device_type in record.device_types or _device_types_of_distribution(record):
+            _ffi_api.NoteBackendFailure(int(device_type), f"{record.reason}; fix: {record.fix}")
+    except Exception:  # noqa: BLE001 - diagnostics only
+        pass
+
+
+def _device_types_of_distribution(record: BackendRecord) -> tuple[tvm_ffi.DLDeviceType, ...]:
+    """Device types the core attributes to this backend's distribution, for a hook that failed
+    before it could declare its own (from the core's release-train table)."""
+    from ..runtime import _ffi_api
+
+    dist = (record.distribution or f"tvm-runtime-{record.name}").lower()
+    return tuple(t for t in tvm_ffi.DLDeviceType if str(_ffi_api.DistributionForDevice(int(t))) == dist)
+
+
+# ---- a backend that is not installed ----------------------------------------------------------
 
 
 def _import_hook(name: str) -> types.ModuleType:

@@ -1,8 +1,8 @@
 """tvm-runtime-cuda: the CUDA backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no CUDA library: the core's discovery (or
-``tvm.backend.loader.load("cuda")``) calls ``register_backend()``, which loads
-``libtvm_runtime_cuda.so`` and registers the target detector.  The NVIDIA driver (``libcuda.so.1``, or
+Importing this module is cheap and touches no CUDA library: it only declares the backend
+(``BACKEND``), and the core's loader (at ``import tvm``, or ``tvm.backend.loader.load("cuda")``)
+loads ``libtvm_runtime_cuda.so`` and registers the target detector.  The NVIDIA driver (``libcuda.so.1``, or
 ``$TVM_CUDA_DRIVER_LIBRARY``) is opened when a device is first used, and NVRTC only when an
 artifact that holds CUDA C++ source first runs (``pip install "tvm-runtime-cuda[nvrtc]"``).
 
@@ -20,7 +20,6 @@ Environment:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
@@ -32,30 +31,14 @@ from ._event import Event
 from ._ffi import cuda_global as _global
 from ._nvrtc import LOCATOR_GLOBAL, locate_nvrtc
 
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_cuda.so")
-
 _CUDA = hook_api.DeviceType.kDLCUDA
-# Device memory and page-locked host memory: the device types the DSO registers.
-DEVICE_TYPES = (_CUDA, hook_api.DeviceType.kDLCUDAHost)
 
 
-def register_backend() -> None:
-    """Load and register the CUDA backend and its target detector; raises the reason on failure."""
+def _register_nvrtc_locator() -> None:
     import tvm_ffi
 
-    hook_api.load_backend_dso("cuda", _DSO)
     # Called by the C++ side on the first source compile, never before.
     tvm_ffi.register_global_func(LOCATOR_GLOBAL, locate_nvrtc, override=True)
-    hook_api.register_device_target_detector("cuda", detect_target)
-
-
-# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
-register = register_backend
-
-
-def driver_status() -> str:
-    """Why CUDA is unusable (what is missing and how to fix it), or "" when it works."""
-    return hook_api.driver_status(_CUDA)
 
 
 def driver_info() -> dict[str, Any]:
@@ -82,10 +65,6 @@ def detect_target(dev: Any) -> dict[str, Any]:
         "registers_per_block": int(prop(dev, "registers_per_block")),
         "l2_cache_size_bytes": int(dev.l2_cache_size_bytes),
     }
-
-
-# apache-tvm's name for the same thing.
-detect_target_from_device = detect_target
 
 
 def nvrtc_info(driver_major: int = 0) -> dict[str, Any]:
@@ -116,16 +95,7 @@ def compile_source(
 
 def describe_module(mod: Any) -> dict[str, Any]:
     """Format and function table (arg types, launch tags) of a loaded ``cuda`` device module."""
-    info = _global("describe_module")(mod)
-    kernels = {}
-    for name, k in info["kernels"].items():
-        kernels[str(name)] = {
-            "name": str(k["name"]),
-            "arg_types": [str(t) for t in k["arg_types"]],
-            "launch_param_tags": [str(t) for t in k["launch_param_tags"]],
-            "arg_extra_tags": [int(t) for t in k["arg_extra_tags"]],
-        }
-    return {"fmt": str(info["fmt"]), "kernels": kernels}
+    return hook_api.kernel_module_description(_global("describe_module")(mod))
 
 
 def cache_dir() -> str:
@@ -133,8 +103,21 @@ def cache_dir() -> str:
     return str(_global("cache_dir")())
 
 
+BACKEND = hook_api.declare_backend(
+    "cuda",
+    device_types=[_CUDA],
+    host_device_types=[hook_api.DeviceType.kDLCUDAHost],  # page-locked host memory: no target
+    detect_target=detect_target,
+    diagnostics=driver_info,
+    after_load=_register_nvrtc_locator,
+)
+
+# apache-tvm's names.
+detect_target_from_device = detect_target
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
+
 __all__ = [
-    "DEVICE_TYPES",
+    "BACKEND",
     "Event",
     "cache_dir",
     "compile_source",
@@ -145,6 +128,5 @@ __all__ = [
     "driver_status",
     "locate_nvrtc",
     "nvrtc_info",
-    "register",
     "register_backend",
 ]

@@ -3,26 +3,25 @@
 Registers the global functions that apache-tvm 0.27 compiled code calls by name for sorting,
 top-k and random numbers (``tvm.contrib.sort.*``, ``tvm.contrib.random.*``) and
 ``tvm.runtime.threading.set_current_thread_affinity``.  There is no device here: the functions
-run on the host, in the core's thread pool.  Discovery calls ``register()`` at ``import tvm``.
+run on the host, in the core's thread pool.  The core's loader loads ``libtvm_runtime_extra.so``
+(declared in ``BACKEND``) at ``import tvm``.
 
 ``tvm.backend.extra.disco`` is Disco (multi-worker sessions on CPU workers), imported on demand.
 """
 
 from __future__ import annotations
 
-import os
-
 try:
     from tvm.backend import hook_api
 except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
     raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
 
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_extra.so")
+# Serves no device type: a failure to load is reported by name, not on a device, and the driver
+# status is always "" (the contrib functions need no driver).
+BACKEND = hook_api.declare_backend("extra")
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
 
-# Serves no device type: a failure to load is reported by name, not on a device.
-DEVICE_TYPES: tuple[int, ...] = ()
-
-# What register() makes available (tests and `python -m tvm.backend` use it).
+# What loading the DSO makes available (tests and `python -m tvm.backend` use it).
 GLOBAL_FUNCTIONS = (
     "tvm.contrib.sort.sort",
     "tvm.contrib.sort.argsort",
@@ -36,19 +35,4 @@ GLOBAL_FUNCTIONS = (
     "tvm.runtime.threading.set_current_thread_affinity",
 )
 
-
-def register_backend() -> None:
-    """Load ``libtvm_runtime_extra.so`` and register its functions; raises with the reason."""
-    hook_api.load_backend_dso("extra", _DSO)
-
-
-# The older name of the same hook.
-register = register_backend
-
-
-def driver_status() -> str:
-    """Always "": the contrib functions need no driver."""
-    return ""
-
-
-__all__ = ["DEVICE_TYPES", "GLOBAL_FUNCTIONS", "driver_status", "register", "register_backend"]
+__all__ = ["BACKEND", "GLOBAL_FUNCTIONS", "driver_status", "register_backend"]

@@ -1,14 +1,13 @@
 """tvm-runtime-opencl: the OpenCL backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no OpenCL driver: the core's discovery (or
-``tvm.backend.loader.load("opencl")``) calls ``register_backend()``, which loads
-``libtvm_runtime_opencl.so`` and registers the target detector; the ICD loader
+Importing this module is cheap and touches no OpenCL driver: it only declares the backend
+(``BACKEND``), and the core's loader (at ``import tvm``, or ``tvm.backend.loader.load("opencl")``)
+loads ``libtvm_runtime_opencl.so`` and registers the target detector; the ICD loader
 (``libOpenCL.so.1``, or ``$TVM_OPENCL_LIBRARY``) is opened only when a device is first used.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
@@ -16,27 +15,8 @@ try:
 except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
     raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
 
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_opencl.so")
-
-DEVICE_TYPES = (hook_api.DeviceType.kDLOpenCL,)
-
 # Substrings of device names that select TVM's device-specific OpenCL schedules ("device" key).
 _DEVICE_KEYS = (("adreno", "adreno"), ("mali", "mali"))
-
-
-def register_backend() -> None:
-    """Load and register the OpenCL backend and its target detector; raises the reason on failure."""
-    hook_api.load_backend_dso("opencl", _DSO)
-    hook_api.register_device_target_detector("opencl", detect_target)
-
-
-# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
-register = register_backend
-
-
-def driver_status() -> str:
-    """Why OpenCL is unusable (what is missing and how to fix it), or "" when it works."""
-    return hook_api.driver_status(hook_api.DeviceType.kDLOpenCL)
 
 
 def _device_key(name: str) -> str | None:
@@ -66,14 +46,12 @@ def detect_target(dev: Any) -> dict[str, Any]:
     return target
 
 
-# apache-tvm's name for the same thing.
-detect_target_from_device = detect_target
+BACKEND = hook_api.declare_backend(
+    "opencl", device_types=[hook_api.DeviceType.kDLOpenCL], detect_target=detect_target
+)
 
-__all__ = [
-    "DEVICE_TYPES",
-    "detect_target",
-    "detect_target_from_device",
-    "driver_status",
-    "register",
-    "register_backend",
-]
+# apache-tvm's names.
+detect_target_from_device = detect_target
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
+
+__all__ = ["BACKEND", "detect_target", "detect_target_from_device", "driver_status", "register_backend"]

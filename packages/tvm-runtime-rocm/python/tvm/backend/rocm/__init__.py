@@ -1,8 +1,8 @@
 """tvm-runtime-rocm: the ROCm backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no ROCm library: the core's discovery (or
-``tvm.backend.loader.load("rocm")``) calls ``register_backend()``, which loads
-``libtvm_runtime_rocm.so`` and registers the target detector.  The HIP runtime
+Importing this module is cheap and touches no ROCm library: it only declares the backend
+(``BACKEND``), and the core's loader (at ``import tvm``, or ``tvm.backend.loader.load("rocm")``)
+loads ``libtvm_runtime_rocm.so`` and registers the target detector.  The HIP runtime
 (``libamdhip64.so`` of ROCm 6.0+) is opened when a device is first used.
 
 Environment:
@@ -12,7 +12,6 @@ Environment:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
@@ -22,26 +21,7 @@ except ImportError as err:  # only this wheel's portion of the `tvm` namespace i
 
 from ._ffi import rocm_global as _global
 
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_rocm.so")
-
 _ROCM = hook_api.DeviceType.kDLROCM
-# Device memory and page-locked host memory: the device types the DSO registers.
-DEVICE_TYPES = (_ROCM, hook_api.DeviceType.kDLROCMHost)
-
-
-def register_backend() -> None:
-    """Load and register the ROCm backend and its target detector; raises the reason on failure."""
-    hook_api.load_backend_dso("rocm", _DSO)
-    hook_api.register_device_target_detector("rocm", detect_target)
-
-
-# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
-register = register_backend
-
-
-def driver_status() -> str:
-    """Why ROCm is unusable (what is missing and how to fix it), or "" when it works."""
-    return hook_api.driver_status(_ROCM)
 
 
 def driver_info() -> dict[str, Any]:
@@ -71,10 +51,6 @@ def detect_target(dev: Any) -> dict[str, Any]:
     }
 
 
-# apache-tvm's name for the same thing.
-detect_target_from_device = detect_target
-
-
 def _code_object(info: Any) -> dict[str, Any]:
     out = dict(info)
     for key in ("processor", "target_id", "xnack", "sramecc"):
@@ -96,25 +72,28 @@ def describe_code_object(image: bytes) -> dict[str, Any]:
 def describe_module(mod: Any) -> dict[str, Any]:
     """Format, function table (arg types, launch tags) and code object of a loaded ``hip`` module."""
     info = _global("describe_module")(mod)
-    kernels = {}
-    for name, k in info["kernels"].items():
-        kernels[str(name)] = {
-            "name": str(k["name"]),
-            "arg_types": [str(t) for t in k["arg_types"]],
-            "launch_param_tags": [str(t) for t in k["launch_param_tags"]],
-            "arg_extra_tags": [int(t) for t in k["arg_extra_tags"]],
-        }
-    return {"fmt": str(info["fmt"]), "kernels": kernels, "code_object": _code_object(info["code_object"])}
+    return {**hook_api.kernel_module_description(info), "code_object": _code_object(info["code_object"])}
 
+
+BACKEND = hook_api.declare_backend(
+    "rocm",
+    device_types=[_ROCM],
+    host_device_types=[hook_api.DeviceType.kDLROCMHost],  # page-locked host memory: no target
+    detect_target=detect_target,
+    diagnostics=driver_info,
+)
+
+# apache-tvm's names.
+detect_target_from_device = detect_target
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
 
 __all__ = [
-    "DEVICE_TYPES",
+    "BACKEND",
     "describe_code_object",
     "describe_module",
     "detect_target",
     "detect_target_from_device",
     "driver_info",
     "driver_status",
-    "register",
     "register_backend",
 ]

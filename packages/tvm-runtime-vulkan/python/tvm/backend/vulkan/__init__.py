@@ -1,24 +1,19 @@
 """tvm-runtime-vulkan: the Vulkan backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no Vulkan driver: the core's discovery (or
-``tvm.backend.loader.load("vulkan")``) calls ``register_backend()``, which loads
-``libtvm_runtime_vulkan.so`` and registers the target detector; the Vulkan loader
+Importing this module is cheap and touches no Vulkan driver: it only declares the backend
+(``BACKEND``), and the core's loader (at ``import tvm``, or ``tvm.backend.loader.load("vulkan")``)
+loads ``libtvm_runtime_vulkan.so`` and registers the target detector; the Vulkan loader
 (``libvulkan.so.1``, or ``$TVM_VULKAN_LIBRARY``) is opened only when a device is first used.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
     from tvm.backend import hook_api
 except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
     raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
-
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_vulkan.so")
-
-DEVICE_TYPES = (hook_api.DeviceType.kDLVulkan,)
 
 # Target properties apache-tvm's Vulkan target kind accepts, as reported by the device
 # (the keys a target built with `-from_device` gets), in the order the target kind lists them.
@@ -56,21 +51,6 @@ TARGET_PROPERTIES = (
     "vulkan_api_version",
     "max_spirv_version",
 )
-
-
-def register_backend() -> None:
-    """Load and register the Vulkan backend and its target detector; raises the reason on failure."""
-    hook_api.load_backend_dso("vulkan", _DSO)
-    hook_api.register_device_target_detector("vulkan", detect_target)
-
-
-# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
-register = register_backend
-
-
-def driver_status() -> str:
-    """Why Vulkan is unusable (what is missing and how to fix it), or "" when it works."""
-    return hook_api.driver_status(hook_api.DeviceType.kDLVulkan)
 
 
 def get_target_property(dev: Any, key: str) -> Any:
@@ -112,18 +92,22 @@ def validation_messages(clear: bool = False) -> list[str]:
     return [str(m) for m in tvm_ffi.get_global_func("tvm_runtime.vulkan.validation_messages")(clear)]
 
 
-# apache-tvm's name for the same thing.
+BACKEND = hook_api.declare_backend(
+    "vulkan", device_types=[hook_api.DeviceType.kDLVulkan], detect_target=detect_target
+)
+
+# apache-tvm's names.
 detect_target_from_device = detect_target
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
 
 __all__ = [
-    "DEVICE_TYPES",
+    "BACKEND",
     "TARGET_PROPERTIES",
     "detect_target",
     "detect_target_from_device",
     "driver_status",
     "device_stats",
     "get_target_property",
-    "register",
     "register_backend",
     "validation_messages",
 ]

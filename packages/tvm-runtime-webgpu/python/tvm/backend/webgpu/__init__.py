@@ -1,10 +1,10 @@
 """tvm-runtime-webgpu: the WebGPU backend hook of tvm-runtime.
 
-Importing this module is cheap and touches no GPU: the core's discovery (or
-``tvm.backend.loader.load("webgpu")``) calls ``register_backend()``, which loads
+Importing this module is cheap and touches no GPU: it only declares the backend (``BACKEND``),
+and the core's loader (at ``import tvm``, or ``tvm.backend.loader.load("webgpu")``) loads
 ``libtvm_runtime_webgpu.so``, tells it where the ``wgpu`` package keeps wgpu-native (found
-without importing ``wgpu``) and registers the target detector.  wgpu-native itself is opened
-only when a WebGPU device is first used.
+without importing ``wgpu``, :func:`library_candidates`) and registers the target detector.
+wgpu-native itself is opened only when a WebGPU device is first used.
 """
 
 from __future__ import annotations
@@ -18,10 +18,6 @@ try:
     from tvm.backend import hook_api
 except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
     raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
-
-_DSO = os.path.join(os.path.dirname(__file__), "libtvm_runtime_webgpu.so")
-
-DEVICE_TYPES = (hook_api.DeviceType.kDLWebGPU,)
 
 # The attributes of apache-tvm 0.27's `webgpu` target kind, as the device reports them.
 TARGET_PROPERTIES = (
@@ -64,22 +60,10 @@ def library_candidates() -> list[str]:
     return out
 
 
-def register_backend() -> None:
-    """Load and register the WebGPU backend and its target detector; raises the reason on failure."""
-    hook_api.load_backend_dso("webgpu", _DSO)
+def _tell_library_candidates() -> None:
     import tvm_ffi
 
     tvm_ffi.get_global_func("tvm_runtime.webgpu.set_library_candidates")(library_candidates())
-    hook_api.register_device_target_detector("webgpu", detect_target)
-
-
-# The hook API 1.0 name discovery looked for before apache-tvm's register_backend().
-register = register_backend
-
-
-def driver_status() -> str:
-    """Why WebGPU is unusable (what is missing and how to fix it), or "" when it works."""
-    return hook_api.driver_status(hook_api.DeviceType.kDLWebGPU)
 
 
 def adapter_info(dev: Any) -> dict[str, Any]:
@@ -113,11 +97,19 @@ def device_stats(dev: Any) -> dict[str, int]:
     return dict(tvm_ffi.get_global_func("tvm_runtime.webgpu.device_stats")(dev))
 
 
-# apache-tvm's name for the same thing.
+BACKEND = hook_api.declare_backend(
+    "webgpu",
+    device_types=[hook_api.DeviceType.kDLWebGPU],
+    detect_target=detect_target,
+    after_load=_tell_library_candidates,
+)
+
+# apache-tvm's names.
 detect_target_from_device = detect_target
+register_backend, driver_status = BACKEND.register_backend, BACKEND.driver_status
 
 __all__ = [
-    "DEVICE_TYPES",
+    "BACKEND",
     "TARGET_PROPERTIES",
     "adapter_info",
     "detect_target",
@@ -125,6 +117,5 @@ __all__ = [
     "device_stats",
     "driver_status",
     "library_candidates",
-    "register",
     "register_backend",
 ]
