@@ -248,7 +248,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             cells.append(
                 f"{_mb(o['rss'])} / {_mb(o['anonymous'])} vs {_mb(a['rss'])} / {_mb(a['anonymous'])}"
             )
-        cycle = f"{m['ours']['rss_per_cycle']['median'] / 1e3:.2f} vs {m['apache']['rss_per_cycle']['median'] / 1e3:.1f}"
+        ours_kb = m["ours"]["rss_per_cycle"]["median"] / 1e3
+        cycle = f"{ours_kb:.2f} vs {m['apache']['rss_per_cycle']['median'] / 1e3:.1f}"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cycle} |")
     cfg, mach = results["config"], results["machine"]
     verdicts = ", ".join(f"{t['name']} {'PASS' if t['pass'] else 'FAIL'}" for t in results["targets"])

@@ -104,7 +104,8 @@ while_held = mapped()
 values = w.numpy()
 del w
 gc.collect()
-print(json.dumps({{"while_held": while_held, "after": mapped(), "ok": bool((values == np.load({npz!r})["w1"]).all())}}))
+ok = bool((values == np.load({npz!r})["w1"]).all())
+print(json.dumps({{"while_held": while_held, "after": mapped(), "ok": ok}}))
 """
 
 
