@@ -88,8 +88,8 @@ inline TensorRecordHeader ReadTensorRecordHeader(backend::BlobReader* r) {
 /* Reads one record into a new CPU tensor; a malformed record is a ValueError from `r`. */
 inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
   TensorRecordHeader h = ReadTensorRecordHeader(r);
-  ::tvm::ffi::Tensor t = AllocTensor(::tvm::ffi::ShapeView(h.shape.data(), h.shape.size()),
-                                     h.dtype, DLDevice{kDLCPU, 0});
+  ::tvm::ffi::Tensor t = AllocTensor(::tvm::ffi::ShapeView(h.shape.data(), h.shape.size()), h.dtype,
+                                     DLDevice{kDLCPU, 0});
   r->ReadBytes(t.GetDLTensorPtr()->data, static_cast<size_t>(h.nbytes));
   return t;
 }
