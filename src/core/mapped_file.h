@@ -41,7 +41,12 @@ class MappedFile {
       return;
     }
     struct stat st{};
-    if (fstat(fd_, &st) == 0 && st.st_size > 0) {
+    if (fstat(fd_, &st) != 0) {
+      error_ = std::strerror(errno);
+    } else if (st.st_size == 0) {
+      empty_ = true;
+      error_ = "empty file";
+    } else {
       int prot = mode == Mode::kReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
       void* p = mmap(nullptr, static_cast<size_t>(st.st_size), prot, MAP_PRIVATE, fd_, 0);
       if (p != MAP_FAILED) {
@@ -50,8 +55,6 @@ class MappedFile {
       } else {
         error_ = std::strerror(errno);
       }
-    } else {
-      error_ = "empty file";
     }
     if (!keep_fd || data_ == nullptr) {
       close(fd_);
@@ -66,6 +69,8 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   bool ok() const { return data_ != nullptr; }
+  /* The file exists but has no bytes (nothing to map). */
+  bool empty() const { return empty_; }
   const std::string& error() const { return error_; }
   char* data() const { return data_; }
   size_t size() const { return size_; }
@@ -118,6 +123,7 @@ class MappedFile {
   char* data_ = nullptr;
   size_t size_ = 0;
   int fd_ = -1;
+  bool empty_ = false;
   std::string error_;
 };
 
