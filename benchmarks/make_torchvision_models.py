@@ -35,6 +35,8 @@ MODELS = {
     "mobilenet_v3_small": lambda: torchvision.models.mobilenet_v3_small(weights=None),
     "resnet10": _resnet10,
     "resnet18": lambda: torchvision.models.resnet18(weights=None),
+    "resnet50": lambda: torchvision.models.resnet50(weights=None),
+    "vit_b_16": lambda: torchvision.models.vit_b_16(weights=None),
 }
 
 

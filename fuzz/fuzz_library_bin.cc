@@ -5,9 +5,9 @@
  * library (library_bin_carrier.c, TVMRT_FUZZ_CARRIER; the symbol's file offset in
  * TVMRT_FUZZ_CARRIER_OFFSET), which is then loaded and released.
  * The opencl, vulkan and cuda backends are registered, so their loaders run for embedded
- * payloads of their kinds; a `_lib` node is the carrier itself.  As in `load_module`, the core's
- * runtime.CheckLibraryBin runs first and tvm-ffi parses only what it accepted: tvm-ffi's own
- * parser is not ours to fix, so an unclear error or a crash in it means the check missed a case.
+ * payloads of their kinds; a `_lib` node is the carrier itself.  As in `load_module`, the file is
+ * opened by the core's runtime.LoadLibraryModule, which checks the container before anything of
+ * it is parsed or run.
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -24,7 +24,7 @@ namespace {
 namespace ffi = ::tvm::ffi;
 
 std::string carrier_path;
-ffi::Function check_library_bin;
+ffi::Function load_library;
 unsigned char* carrier_bin = nullptr;
 size_t carrier_capacity = 0;
 int carrier_fd = -1;
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* path = std::getenv("TVMRT_FUZZ_CARRIER");
   if (path == nullptr) tvmrt_fuzz::SetupFailed("set TVMRT_FUZZ_CARRIER to the carrier library");
   carrier_path = path;
-  check_library_bin = tvmrt_fuzz::Global("runtime.CheckLibraryBin");
+  load_library = tvmrt_fuzz::Global("runtime.LoadLibraryModule");
   // Held open for the whole run: every load below reuses this mapping, so what we write into
   // the symbol is what the loader reads.
   void* handle = tvmrt_fuzz::OpenLibrary(carrier_path, RTLD_NOW | RTLD_LOCAL);
@@ -62,8 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tvmrt_fuzz::SetupFailed("cannot write the carrier file");
   }
   tvmrt_fuzz::ExpectHandled([&] {
-    check_library_bin(carrier_path);
-    ffi::Module root = ffi::Module::LoadFromFile(carrier_path);
+    ffi::Module root = load_library(carrier_path).cast<ffi::Module>();
     root->GetFunction("__tvm_main__", /*query_imports=*/true);
   });
   return 0;

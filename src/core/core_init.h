@@ -15,6 +15,7 @@ void RegisterVM();
 void RegisterLanguageModelState();  // KV cache, RNN state, sampling, weight cache (lm/)
 void RegisterMissingBackendLoaders();
 void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi parses a file
+void RegisterLibraryLoader();    // runtime.LoadLibraryModule: exported libraries, no payload copies
 void RegisterContextSymbols();
 
 }  // namespace core

@@ -53,6 +53,7 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterLanguageModelState();
         RegisterMissingBackendLoaders();
         RegisterLibraryBinCheck();
+        RegisterLibraryLoader();
       },
       err, err_len);
 }

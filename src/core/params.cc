@@ -17,12 +17,12 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core_init.h"
 #include "device_registry.h"
+#include "mapped_file.h"
 #include "tensor_record.h"
 
 namespace tvm_runtime {
@@ -85,14 +85,6 @@ Map<String, Tensor> LoadParams(const char* data, size_t size, const std::string&
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) backend::ThrowError("FileNotFoundError", "cannot open params file '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 void RegisterParamsGlobals() {
@@ -109,8 +101,15 @@ void RegisterParamsGlobals() {
       .def("runtime.LoadParams",
            [](const Bytes& blob) { return LoadParams(blob.data(), blob.size(), "params blob"); })
       .def("runtime.LoadParamsFromFile", [](const std::string& path) {
-        std::string data = ReadFile(path);
-        return LoadParams(data.data(), data.size(), "params file '" + path + "'");
+        // Mapped, not read into a buffer first: each tensor is one copy out of the page cache.
+        MappedFile file(path, MappedFile::Mode::kReadOnly);
+        std::string what = "params file '" + path + "'";
+        if (file.empty()) return LoadParams("", 0, what);  // says what a params file needs
+        if (!file.ok()) {
+          backend::ThrowError("FileNotFoundError",
+                              "cannot open params file '" + path + "': " + file.error());
+        }
+        return LoadParams(file.data(), file.size(), what);
       });
 }
 

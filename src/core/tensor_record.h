@@ -52,29 +52,45 @@ inline void WriteTensorRecord(std::string* out, const ::tvm::ffi::Tensor& t) {
   if (nbytes != 0) CopyToHost(dl, &(*out)[at], static_cast<int64_t>(nbytes));
 }
 
-/* Reads one record into a new CPU tensor; a malformed record is a ValueError from `r`. */
-inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
+/* A record's header: what the tensor is and how many data bytes follow it. */
+struct TensorRecordHeader {
+  DLDataType dtype;
+  std::vector<int64_t> shape;
+  uint64_t nbytes;
+};
+
+/* Reads a record up to its data (the next `nbytes` bytes of `r`); a malformed record is a
+ * ValueError from `r`. */
+inline TensorRecordHeader ReadTensorRecordHeader(backend::BlobReader* r) {
   if (r->Read<uint64_t>() != kTensorRecordMagic) r->Fail("bad tensor magic");
   r->Read<uint64_t>();
   DLDevice dev{static_cast<DLDeviceType>(r->Read<int32_t>()), r->Read<int32_t>()};
   if (dev.device_type != kDLCPU) r->Fail("tensor record is not a CPU tensor");
   int32_t ndim = r->Read<int32_t>();
   if (ndim < 0 || ndim > 64) r->Fail("implausible ndim " + std::to_string(ndim));
-  DLDataType dtype = r->Read<DLDataType>();
-  std::vector<int64_t> shape(ndim);
-  for (auto& d : shape) d = r->Read<int64_t>();
+  TensorRecordHeader h;
+  h.dtype = r->Read<DLDataType>();
+  h.shape.resize(ndim);
+  for (auto& d : h.shape) d = r->Read<int64_t>();
   int64_t nbytes = r->Read<int64_t>();
   DLTensor proto{};
   proto.ndim = ndim;
-  proto.shape = shape.data();
-  proto.dtype = dtype;
+  proto.shape = h.shape.data();
+  proto.dtype = h.dtype;
   if (nbytes < 0 || static_cast<uint64_t>(nbytes) != ::tvm::ffi::GetDataSize(proto) ||
       static_cast<uint64_t>(nbytes) > r->remaining()) {
     r->Fail("tensor data size does not match its shape and dtype");
   }
-  ::tvm::ffi::Tensor t =
-      AllocTensor(::tvm::ffi::ShapeView(shape.data(), shape.size()), dtype, DLDevice{kDLCPU, 0});
-  r->ReadBytes(t.GetDLTensorPtr()->data, static_cast<size_t>(nbytes));
+  h.nbytes = static_cast<uint64_t>(nbytes);
+  return h;
+}
+
+/* Reads one record into a new CPU tensor; a malformed record is a ValueError from `r`. */
+inline ::tvm::ffi::Tensor ReadTensorRecord(backend::BlobReader* r) {
+  TensorRecordHeader h = ReadTensorRecordHeader(r);
+  ::tvm::ffi::Tensor t = AllocTensor(::tvm::ffi::ShapeView(h.shape.data(), h.shape.size()), h.dtype,
+                                     DLDevice{kDLCPU, 0});
+  r->ReadBytes(t.GetDLTensorPtr()->data, static_cast<size_t>(h.nbytes));
   return t;
 }
 

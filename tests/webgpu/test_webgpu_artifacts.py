@@ -155,3 +155,18 @@ def test_scalars_through_the_batch_arena():
         env={"TVM_WEBGPU_SCALAR_CACHE": "0"},
     )
     assert "OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_kernel_reading_and_writing_one_buffer_runs(dev):
+    """apache-tvm's storage rewrite gives an in-place step one workspace as both its input (a
+    read-only binding) and its output (read-write): `fused_matmul_add_relu_kernel_1` of
+    tests/artifacts/constants/weights_webgpu.so.  WebGPU forbids that within one dispatch and
+    wgpu-native aborts the process at submit; the backend reads a snapshot instead."""
+    consts = np.load(WGPU_ARTIFACTS.parent / "constants" / "weights.npz")
+    lib = tvm.runtime.load_module(str(WGPU_ARTIFACTS.parent / "constants" / "weights_webgpu.so")).imports[0]
+    assert "read_write> matmul_intermediate_ptr" in lib.imports[0].inspect_source()
+    out = tvm.runtime.empty((4, 128), "float32", dev)
+    args = [tvm.runtime.tensor(consts[k], dev) for k in ("x", "w1", "b1")]
+    lib["fused_matmul_add_relu"](*args, out)
+    expected = np.maximum(consts["x"] @ consts["w1"] + consts["b1"], 0)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -180,8 +180,48 @@ void WebGPUKernel::Launch(const TVMFFIAny* args, int32_t num_args) {
     }
   }
   pod[pod_args_.size()] = static_cast<uint32_t>(dims.grid(0) - 1);
+  std::vector<WebGPUBuffer*> snapshots = SnapshotAliasedInputs(&device, buffers.data());
+  // Released once recorded (or on failure): wgpu-native keeps a buffer alive until the commands
+  // using it have run.
+  struct Release {
+    WebGPUDevice* device;
+    std::vector<WebGPUBuffer*>* buffers;
+    ~Release() {
+      for (WebGPUBuffer* b : *buffers) device->Free(b);
+    }
+  } release{&device, &snapshots};
   device.Dispatch(name_, pipeline, buffers.data(), buffer_args_.size(), pod.data(),
                   (pod_args_.size() + 1) * sizeof(uint32_t), grid);
+}
+
+std::vector<WebGPUBuffer*> WebGPUKernel::SnapshotAliasedInputs(WebGPUDevice* device,
+                                                               WebGPUBuffer** buffers) const {
+  // WebGPU forbids one buffer bound both read-only and read-write in a dispatch (wgpu-native
+  // aborts the process on it at submit).  apache-tvm's storage rewrite makes exactly that for
+  // in-place element-wise steps: the same workspace is the input and the output of a kernel.
+  // Such an input gets a copy of the buffer made just before the dispatch, which is what the
+  // kernel reads anyway: every element is read before it is written.
+  std::vector<WebGPUBuffer*> snapshots;
+  const size_t n = buffer_args_.size();
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      if (writes_[i]) continue;
+      bool aliased = false;
+      for (size_t j = 0; j < n && !aliased; ++j) aliased = writes_[j] && buffers[j] == buffers[i];
+      if (!aliased) continue;
+      WebGPUBuffer* original = buffers[i];
+      WebGPUBuffer* copy = device->Allocate(original->size);
+      snapshots.push_back(copy);
+      device->CopyOnDevice(original, 0, copy, 0, original->size);
+      for (size_t k = i; k < n; ++k) {
+        if (!writes_[k] && buffers[k] == original) buffers[k] = copy;
+      }
+    }
+  } catch (...) {
+    for (WebGPUBuffer* b : snapshots) device->Free(b);
+    throw;
+  }
+  return snapshots;
 }
 
 }  // namespace webgpu

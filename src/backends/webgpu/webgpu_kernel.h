@@ -47,6 +47,10 @@ class WebGPUKernel {
   void Launch(const TVMFFIAny* args, int32_t num_args);
 
  private:
+  /* Replaces each read-only binding of a buffer that is also bound read-write by a fresh copy
+   * of it; returns the copies, for the caller to free once the dispatch is recorded. */
+  std::vector<WebGPUBuffer*> SnapshotAliasedInputs(WebGPUDevice* device,
+                                                   WebGPUBuffer** buffers) const;
   struct DevicePipeline {
     WebGPUPipeline pipeline;
     ~DevicePipeline();

@@ -1,5 +1,6 @@
 #include "executable.h"
 
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/dtype.h>
@@ -8,7 +9,6 @@
 #include <tvm_runtime/backend/error.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
@@ -54,7 +54,7 @@ std::string ShapeText(const int64_t* data, size_t n) {
   return out;
 }
 
-std::string ConstantText(const ffi::Any& c) {
+std::string ValueText(const ffi::Any& c) {
   switch (c.type_index()) {
     case ffi::TypeIndex::kTVMFFITensor: {
       ffi::Tensor t = c.cast<ffi::Tensor>();
@@ -96,14 +96,15 @@ const char* KindText(FuncInfo::Kind kind) {
   return "?";
 }
 
-std::string ReadFileBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    backend::ThrowError("RuntimeError", "cannot open Relax VM executable file '" + path + "'");
+/* A standalone executable file (`exec.save_to_file`), mapped rather than read: its tensor
+ * constants are copied or uploaded straight out of it. */
+std::shared_ptr<const Payload> MapExecutableFile(const std::string& path) {
+  auto file = std::make_shared<MappedFile>(path, MappedFile::Mode::kCopyOnWrite, /*keep_fd=*/true);
+  if (!file->ok()) {
+    backend::ThrowError("RuntimeError",
+                        "cannot open Relax VM executable file '" + path + "': " + file->error());
   }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return std::make_shared<MappedPayload>(file, file->data(), file->size());
 }
 
 }  // namespace
@@ -141,11 +142,15 @@ std::string SafeText(const std::string& text) {
   return out;
 }
 
-ffi::ObjectPtr<VMExecutable> VMExecutable::Parse(ffi::Bytes payload) {
+ffi::ObjectPtr<VMExecutable> VMExecutable::Parse(std::shared_ptr<const Payload> payload) {
   auto exec = ffi::make_object<VMExecutable>();
   exec->payload_ = std::move(payload);
-  exec->ParseBody(exec->payload_.data(), exec->payload_.size());
+  exec->constants_ = std::make_unique<ConstantPool>(exec->payload_);
+  exec->ParseBody(exec->payload_->data(), exec->payload_->size());
   exec->Validate();
+  // Parsing read only headers, but a mapped file faults in whole neighbourhoods (fault-around,
+  // large folios): give them back, the constants' data is read when a VM needs it.
+  exec->payload_->Release(exec->payload_->data(), exec->payload_->size());
   return exec;
 }
 
@@ -198,31 +203,35 @@ void VMExecutable::ParseBody(const char* data, size_t size) {
 
   // Constant pool.
   uint64_t nconst = r.ReadCount(4, "the constant pool");
-  constants.reserve(nconst);
+  ConstantPool& constants = *constants_;
   for (uint64_t i = 0; i < nconst; ++i) {
     int32_t type_index = r.Read<int32_t>();
     switch (type_index) {
-      case ffi::TypeIndex::kTVMFFITensor:
-        constants.emplace_back(ReadTensorRecord(&r));
+      case ffi::TypeIndex::kTVMFFITensor: {
+        TensorRecordHeader h = ReadTensorRecordHeader(&r);
+        const char* at = data + r.position();
+        r.Skip(static_cast<size_t>(h.nbytes));
+        constants.AddTensor(h.dtype, std::move(h.shape), at, h.nbytes);
         break;
+      }
       case ffi::TypeIndex::kTVMFFIShape: {
         uint64_t ndim = r.ReadCount(8, "a shape constant");
         std::vector<int64_t> dims(ndim);
         for (auto& d : dims) d = r.Read<int64_t>();
-        constants.emplace_back(ffi::Shape(std::move(dims)));
+        constants.AddValue(ffi::Shape(std::move(dims)));
         break;
       }
       case ffi::TypeIndex::kTVMFFIStr:
-        constants.emplace_back(ffi::String(r.ReadString()));
+        constants.AddValue(ffi::String(r.ReadString()));
         break;
       case ffi::TypeIndex::kTVMFFIInt:
-        constants.emplace_back(r.Read<int64_t>());
+        constants.AddValue(r.Read<int64_t>());
         break;
       case ffi::TypeIndex::kTVMFFIFloat:
-        constants.emplace_back(r.Read<double>());
+        constants.AddValue(r.Read<double>());
         break;
       case ffi::TypeIndex::kTVMFFIDataType:
-        constants.emplace_back(r.Read<DLDataType>());
+        constants.AddValue(r.Read<DLDataType>());
         break;
       default:
         r.Fail("constant #" + std::to_string(i) + " has unsupported type index " +
@@ -306,7 +315,7 @@ void VMExecutable::DecodeCode(const std::vector<int64_t>& offsets,
 
 void VMExecutable::Validate() {
   const int64_t ninstr = static_cast<int64_t>(instructions.size());
-  const int64_t nconst = static_cast<int64_t>(constants.size());
+  const int64_t nconst = static_cast<int64_t>(constants_->size());
   const int64_t nfunc = static_cast<int64_t>(func_table.size());
   for (FuncInfo& f : func_table) {
     if (f.kind == FuncInfo::Kind::kPackedFunc) continue;
@@ -422,11 +431,15 @@ std::string VMExecutable::ArgText(const Arg& arg) const {
   return "?";
 }
 
+std::string VMExecutable::ConstantText(size_t i) const {
+  return constants_->IsTensor(i) ? constants_->Describe(i) : ValueText(constants_->Value(i));
+}
+
 std::string VMExecutable::Stats() const {
   std::ostringstream os;
   os << "Relax VM executable statistics:\n";
-  os << "  Constant pool (# " << constants.size() << "): [";
-  for (size_t i = 0; i < constants.size(); ++i) os << (i ? ", " : "") << ConstantText(constants[i]);
+  os << "  Constant pool (# " << constants_->size() << "): [";
+  for (size_t i = 0; i < constants_->size(); ++i) os << (i ? ", " : "") << ConstantText(i);
   os << "]\n";
   os << "  Globals (#" << func_table.size() << "): [";
   for (size_t i = 0; i < func_table.size(); ++i) os << (i ? ", " : "") << func_table[i].name;
@@ -479,8 +492,8 @@ std::string VMExecutable::AsText() const {
     }
   }
   os << "constants:\n";
-  for (size_t i = 0; i < constants.size(); ++i) {
-    os << "  c[" << i << "] = " << ConstantText(constants[i]);
+  for (size_t i = 0; i < constants_->size(); ++i) {
+    os << "  c[" << i << "] = " << ConstantText(i);
     auto it = memory_scopes.find(static_cast<int64_t>(i));
     if (it != memory_scopes.end()) os << " (scope " << it->second << ")";
     os << "\n";
@@ -500,6 +513,18 @@ ffi::Optional<ffi::Function> VMExecutable::GetFunction(const ffi::String& name) 
     return ffi::Function::FromTyped(
         [self](const ffi::String& fname) { return self->HasFunction(std::string(fname)); });
   }
+  if (name == "constant_stats") {
+    // How the tensor constants were materialized so far (tests and diagnostics).
+    return ffi::Function::FromTyped([self]() {
+      ConstantPoolStats st = self->constants_->stats();
+      return ffi::Map<ffi::String, int64_t>{{"tensors", st.tensors},
+                                            {"aliased", st.aliased},
+                                            {"copied", st.copied},
+                                            {"uploaded", st.uploaded},
+                                            {"aliased_bytes", st.aliased_bytes},
+                                            {"copied_bytes", st.copied_bytes}};
+    });
+  }
   if (name == "vm_load_executable") {
     return ffi::Function::FromTyped(
         [self]() { return ffi::Module(ffi::make_object<VirtualMachine>(self)); });
@@ -513,7 +538,7 @@ void RegisterVMExecutable() {
       .def("ffi.Module.load_from_bytes.relax.VMExecutable",
            [](const ffi::Bytes& blob) { return ffi::Module(VMExecutable::Parse(blob)); })
       .def("ffi.Module.load_from_file.relax.VMExecutable", [](const std::string& path) {
-        return ffi::Module(VMExecutable::Parse(ffi::Bytes(ReadFileBytes(path))));
+        return ffi::Module(VMExecutable::Parse(MapExecutableFile(path)));
       });
 }
 

@@ -13,7 +13,9 @@
  *
  * Loading parses and validates everything once (bounds, opcodes, register numbers, jump targets
  * and constant/function indices), so a truncated or corrupted blob is a ValueError naming the
- * byte offset or instruction, and the interpreter never has to check an operand again.
+ * byte offset or instruction, and the interpreter never has to check an operand again.  Tensor
+ * constants are the exception: only their headers are read; their data stays in the payload
+ * until a VM needs it (constant_pool.h).
  */
 #ifndef TVM_RUNTIME_CORE_VM_EXECUTABLE_H_
 #define TVM_RUNTIME_CORE_VM_EXECUTABLE_H_
@@ -24,11 +26,14 @@
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "bytecode.h"
+#include "constant_pool.h"
+#include "payload.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -58,7 +63,10 @@ struct FuncInfo {
 class VMExecutable : public ::tvm::ffi::ModuleObj {
  public:
   /* Parses a serialized executable; throws ValueError on anything malformed. */
-  static ::tvm::ffi::ObjectPtr<VMExecutable> Parse(::tvm::ffi::Bytes payload);
+  static ::tvm::ffi::ObjectPtr<VMExecutable> Parse(std::shared_ptr<const Payload> payload);
+  static ::tvm::ffi::ObjectPtr<VMExecutable> Parse(::tvm::ffi::Bytes payload) {
+    return Parse(std::make_shared<BytesPayload>(std::move(payload)));
+  }
 
   const char* kind() const final { return "relax.VMExecutable"; }
   int GetPropertyMask() const final {
@@ -66,7 +74,7 @@ class VMExecutable : public ::tvm::ffi::ModuleObj {
   }
   ::tvm::ffi::Optional<::tvm::ffi::Function> GetFunction(const ::tvm::ffi::String& name) final;
   /* The bytes exactly as loaded. */
-  ::tvm::ffi::Bytes SaveToBytes() const final { return payload_; }
+  ::tvm::ffi::Bytes SaveToBytes() const final { return payload_->ToBytes(); }
 
   std::string Stats() const;
   std::string AsText() const;
@@ -81,7 +89,7 @@ class VMExecutable : public ::tvm::ffi::ModuleObj {
   std::vector<FuncInfo> func_table;
   std::unordered_map<std::string, int64_t> func_map;
   std::unordered_map<int64_t, std::string> memory_scopes;
-  std::vector<::tvm::ffi::Any> constants;
+  ConstantPool& constants() { return *constants_; }
   std::vector<Instruction> instructions;
 
  private:
@@ -89,9 +97,12 @@ class VMExecutable : public ::tvm::ffi::ModuleObj {
   void DecodeCode(const std::vector<int64_t>& offsets, const std::vector<int64_t>& words);
   void Validate();
   std::string ArgText(const Arg& arg) const;
+  std::string ConstantText(size_t i) const;
 
-  // The serialized form, shared with the loader's buffer (no copy), for SaveToBytes.
-  ::tvm::ffi::Bytes payload_;
+  // The serialized form where the loader left it (no copy): tensor constants are read from it,
+  // and SaveToBytes returns it.
+  std::shared_ptr<const Payload> payload_;
+  std::unique_ptr<ConstantPool> constants_;
   std::vector<Arg> arg_storage_;
 };
 

@@ -148,11 +148,11 @@ void VirtualMachine::Init(PackedArgs args) {
     devices.push_back(dev);
     allocators.push_back(GetAllocator(dev, args[i + 2].cast<int>()));
   }
-  // Constants: tensors are stored on the host and placed on the first device.
+  // Constants: tensors are placed on the first device, straight from the executable's payload.
+  ConstantPool& pool = exec_->constants();
   std::vector<Any> consts;
-  consts.reserve(exec_->constants.size());
-  for (size_t i = 0; i < exec_->constants.size(); ++i) {
-    const Any& c = exec_->constants[i];
+  consts.reserve(pool.size());
+  for (size_t i = 0; i < pool.size(); ++i) {
     auto scope = exec_->memory_scopes.find(static_cast<int64_t>(i));
     if (scope != exec_->memory_scopes.end() && !scope->second.empty() &&
         scope->second != "global") {
@@ -162,10 +162,10 @@ void VirtualMachine::Init(PackedArgs args) {
                                             "', which tvm-runtime does not support (only "
                                             "'global')");
     }
-    if (auto t = c.as<ffi::Tensor>()) {
-      consts.emplace_back(TensorOnDevice(*t, devices[0], allocators[0]));
+    if (pool.IsTensor(i)) {
+      consts.emplace_back(pool.OnDevice(i, devices[0], allocators[0]));
     } else {
-      consts.push_back(c);
+      consts.push_back(pool.Value(i));
     }
   }
   devices_ = std::move(devices);

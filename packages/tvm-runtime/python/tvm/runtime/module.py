@@ -116,7 +116,6 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool | None = None) 
         )
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such artifact: {path}")
-    _check_library_bin(path)
     if keep_module_alive is not None:
         return _open_library(path, keep_module_alive)
     globals_before = _global_function_count()
@@ -126,17 +125,28 @@ def load_module(path: str | os.PathLike, keep_module_alive: bool | None = None) 
     return mod
 
 
-_CHECK_LIBRARY_BIN: Any = None  # runtime.CheckLibraryBin, bound on first use
+# What tvm-ffi also loads as a shared library.
+_SHARED_LIBRARY_SUFFIXES = (".so", ".dylib", ".dll", ".dso")
+_LOAD_LIBRARY: Any = None  # runtime.LoadLibraryModule, bound on first use
 
 
-def _check_library_bin(path: str) -> None:
-    """The core checks the file's embedded module container (a ValueError naming the file and
-    what is wrong) before tvm-ffi parses it, whose parser would read a corrupted one out of
-    bounds.  It maps the file without loading it and steps over the payloads: microseconds."""
-    global _CHECK_LIBRARY_BIN
-    if _CHECK_LIBRARY_BIN is None:
-        _CHECK_LIBRARY_BIN = tvm_ffi.get_global_func("runtime.CheckLibraryBin")
-    _CHECK_LIBRARY_BIN(path)
+def _load_file(path: str, keep_module_alive: bool) -> Module:
+    """The core's loader for exported libraries, tvm-ffi's for anything else.
+
+    The core checks the file's embedded module container first (a ValueError naming the file
+    and what is wrong, where tvm-ffi's parser would read a corrupted one out of bounds) and
+    leaves the model's weights in the file until a VM needs them, where tvm-ffi copies them out
+    twice while loading.
+    """
+    global _LOAD_LIBRARY
+    if not path.endswith(_SHARED_LIBRARY_SUFFIXES):
+        return tvm_ffi.load_module(path, keep_module_alive=keep_module_alive)
+    if _LOAD_LIBRARY is None:
+        _LOAD_LIBRARY = tvm_ffi.get_global_func("runtime.LoadLibraryModule")
+    mod = _LOAD_LIBRARY(path)
+    if keep_module_alive:
+        _keep_alive_for_process(mod)
+    return mod
 
 
 _LOCKS_GUARD = threading.Lock()
@@ -151,7 +161,7 @@ def _path_lock(path: str) -> threading.Lock:
 
 
 def _open_library(path: str, keep_module_alive: bool) -> Module:
-    """tvm_ffi.load_module, from a private copy when this file is already loaded.
+    """Loads the file, from a private copy when this file is already loaded.
 
     The dynamic loader maps a file once per process, and compiled host code caches the functions
     it looks up (kernels, `__tvm_set_device`) in statics of that one mapping, owned by whichever
@@ -173,11 +183,11 @@ def _open_library(path: str, keep_module_alive: bool) -> Module:
                 _KEPT_MAPPINGS.add(path)
             else:
                 _KEPT_MAPPINGS.discard(path)
-            return tvm_ffi.load_module(path, keep_module_alive=keep_module_alive)
+            return _load_file(path, keep_module_alive)
         with tempfile.TemporaryDirectory(prefix="tvm-module-") as private:
             copy = os.path.join(private, os.path.basename(path))
             shutil.copyfile(path, copy)
-            return tvm_ffi.load_module(copy, keep_module_alive=keep_module_alive)
+            return _load_file(copy, keep_module_alive)
 
 
 def _is_mapped(path: str) -> bool:

@@ -1,0 +1,179 @@
+/*
+ * A whole file mapped into memory, and the bytes of one of its dynamic ELF symbols.
+ *
+ * Two users: the library-bin check (maps the file read-only to validate it before anything of it
+ * runs) and the library loader (maps it private and copy-on-write, so the model's weights are
+ * read from the page cache instead of being copied out by tvm-ffi's loader, and tensors may
+ * point into the mapping).  Both only read the file; a write through a copy-on-write mapping
+ * stays in this process.
+ */
+#ifndef TVM_RUNTIME_CORE_MAPPED_FILE_H_
+#define TVM_RUNTIME_CORE_MAPPED_FILE_H_
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace tvm_runtime {
+namespace core {
+
+class MappedFile {
+ public:
+  enum class Mode {
+    kReadOnly,     // PROT_READ: for inspection only
+    kCopyOnWrite,  // PROT_READ | PROT_WRITE, MAP_PRIVATE: tensors may alias it, writes stay private
+  };
+
+  /* Maps `path`; `ok()` is false (and `error()` says why) when it cannot be opened or mapped.
+   * With `keep_fd` the descriptor stays open for ReadAt (pread), so copies out of the file need
+   * not fault its pages into this process. */
+  MappedFile(const std::string& path, Mode mode, bool keep_fd = false) {
+    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    struct stat st{};
+    if (fstat(fd_, &st) != 0) {
+      error_ = std::strerror(errno);
+    } else if (st.st_size == 0) {
+      empty_ = true;
+      error_ = "empty file";
+    } else {
+      int prot = mode == Mode::kReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), prot, MAP_PRIVATE, fd_, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<char*>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      } else {
+        error_ = std::strerror(errno);
+      }
+    }
+    if (!keep_fd || data_ == nullptr) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) munmap(data_, size_);
+    if (fd_ >= 0) close(fd_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  /* The file exists but has no bytes (nothing to map). */
+  bool empty() const { return empty_; }
+  const std::string& error() const { return error_; }
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+  /* `count` objects of T at `offset`, or nullptr when they do not fit in the file. */
+  template <typename T>
+  const T* At(uint64_t offset, uint64_t count = 1) const {
+    if (offset > size_ || count > (size_ - offset) / sizeof(T)) return nullptr;
+    return reinterpret_cast<const T*>(data_ + offset);
+  }
+
+  /* Whether [p, p + n) lies inside the mapping. */
+  bool Contains(const void* p, size_t n) const {
+    const char* c = static_cast<const char*>(p);
+    return c >= data_ && c <= data_ + size_ && n <= static_cast<size_t>(data_ + size_ - c);
+  }
+
+  /* Copies the file bytes that the mapping shows at [p, p + n) into `dst` with pread when the
+   * descriptor was kept (the kernel copies from the page cache: no page of the mapping becomes
+   * resident), else with memcpy.  Returns false on a read error. */
+  bool ReadAt(const void* p, size_t n, void* dst) const {
+    if (fd_ < 0) {
+      std::memcpy(dst, p, n);
+      return true;
+    }
+    off_t offset = static_cast<off_t>(static_cast<const char*>(p) - data_);
+    char* out = static_cast<char*>(dst);
+    while (n > 0) {
+      ssize_t got = pread(fd_, out, n, offset);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      out += got;
+      offset += got;
+      n -= static_cast<size_t>(got);
+    }
+    return true;
+  }
+
+  /* Drops the pages lying wholly inside [p, p + n) from this process (they were read and are
+   * not needed again soon; a later read faults them back from the page cache).  Only for ranges
+   * nothing has written to: a private page that was written would revert to the file. */
+  void Release(const void* p, size_t n) const {
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  int fd_ = -1;
+  bool empty_ = false;
+  std::string error_;
+};
+
+/* The bytes of a symbol, as the file stores them. */
+struct SymbolBytes {
+  const char* data = nullptr;
+  uint64_t size = 0;
+};
+
+/* The bytes of the dynamic symbol `name` (ELF64 little-endian, what every wheel we ship runs
+ * on); empty when the file has no such symbol or is not an ELF file dlopen could take (then
+ * dlopen, not this lookup, says what is wrong with it). */
+inline SymbolBytes FindDynamicSymbol(const MappedFile& f, const char* name) {
+  const auto* eh = f.At<Elf64_Ehdr>(0);
+  if (eh == nullptr || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr)) {
+    return {};
+  }
+  const auto* sections = f.At<Elf64_Shdr>(eh->e_shoff, eh->e_shnum);
+  if (sections == nullptr) return {};
+  const size_t name_len = std::strlen(name);
+  for (uint16_t s = 0; s < eh->e_shnum; ++s) {
+    const Elf64_Shdr& symtab = sections[s];
+    if (symtab.sh_type != SHT_DYNSYM || symtab.sh_link >= eh->e_shnum) continue;
+    const Elf64_Shdr& strtab = sections[symtab.sh_link];
+    const auto* syms = f.At<Elf64_Sym>(symtab.sh_offset, symtab.sh_size / sizeof(Elf64_Sym));
+    const char* strings = f.At<char>(strtab.sh_offset, strtab.sh_size);
+    if (syms == nullptr || strings == nullptr) return {};
+    for (uint64_t i = 0; i < symtab.sh_size / sizeof(Elf64_Sym); ++i) {
+      const Elf64_Sym& sym = syms[i];
+      if (sym.st_name >= strtab.sh_size || strtab.sh_size - sym.st_name <= name_len ||
+          std::memcmp(strings + sym.st_name, name, name_len + 1) != 0) {
+        continue;
+      }
+      if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh->e_shnum) return {};
+      const Elf64_Shdr& home = sections[sym.st_shndx];
+      if (home.sh_type == SHT_NOBITS || sym.st_value < home.sh_addr ||
+          sym.st_value - home.sh_addr > home.sh_size ||
+          sym.st_size > home.sh_size - (sym.st_value - home.sh_addr)) {
+        return {};
+      }
+      const char* bytes = f.At<char>(home.sh_offset + (sym.st_value - home.sh_addr), sym.st_size);
+      if (bytes == nullptr) return {};
+      return {bytes, sym.st_size};
+    }
+  }
+  return {};
+}
+
+}  // namespace core
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_CORE_MAPPED_FILE_H_
