@@ -18,7 +18,6 @@ try:
         Session,
         SocketSession,
         ThreadedSession,
-        worker_id,
     )
 except ImportError as err:  # the wheel is missing, or its hook failed to import
     raise ImportError(
@@ -36,5 +35,4 @@ __all__ = [
     "Session",
     "SocketSession",
     "ThreadedSession",
-    "worker_id",
 ]

@@ -5,7 +5,9 @@ top-k and random numbers (``tvm.contrib.sort.*``, ``tvm.contrib.random.*``) and
 ``tvm.runtime.threading.set_current_thread_affinity``.  There is no device here: the functions
 run on the host, in the core's thread pool.  Discovery calls ``register()`` at ``import tvm``.
 
-``tvm.backend.extra.disco`` is Disco (multi-worker sessions on CPU workers), imported on demand.
+``tvm.backend.extra.disco`` is Disco (multi-worker sessions, tensor-parallel models): the DSO
+registers the worker-side functions compiled code calls (``runtime.disco.allreduce`` & co.) and
+the cpu collective library; the Python sessions are imported on demand.
 """
 
 from __future__ import annotations
@@ -34,12 +36,41 @@ GLOBAL_FUNCTIONS = (
     "tvm.contrib.random.random_fill",
     "tvm.contrib.random.random_fill_for_measure",
     "tvm.runtime.threading.set_current_thread_affinity",
+    "runtime.disco.allreduce",
+    "runtime.disco.allgather",
+    "runtime.disco.broadcast_from_worker0",
+    "runtime.disco.scatter_from_worker0",
+    "runtime.disco.gather_to_worker0",
+    "runtime.disco.recv_from_worker0",
+    "runtime.disco.send_to_worker",
+    "runtime.disco.recv_from_worker",
+    "runtime.disco.send_to_next_group",
+    "runtime.disco.recv_from_prev_group",
+    "runtime.disco.worker_id",
+    "runtime.disco.worker_rank",
+    "runtime.disco.world_size",
+    "runtime.disco.device",
+    "runtime.disco.empty",
+    "runtime.disco.bind_worker_to_cpu_core",
+    "runtime.disco.cpu.init_ccl_per_worker",
+    "runtime.disco.cpu.allreduce",
+    "runtime.disco.WorkerProcess",
 )
+
+
+def _worker_process(worker_id: int, num_workers: int, num_groups: int, read_fd: int, write_fd: int) -> None:
+    from .disco._globals import worker_process
+
+    worker_process(worker_id, num_workers, num_groups, read_fd, write_fd)
 
 
 def register_backend() -> None:
     """Load ``libtvm_runtime_extra.so`` and register its functions; raises with the reason."""
+    import tvm_ffi
+
     hook_api.load_backend_dso("extra", _DSO)
+    # What a Disco worker entry point (tvm.exec.disco_worker, MLC-LLM's) calls after `import tvm`.
+    tvm_ffi.register_global_func("runtime.disco.WorkerProcess", _worker_process, override=True)
 
 
 # The older name of the same hook.
