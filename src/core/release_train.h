@@ -43,7 +43,13 @@ const FunctionOwner* FunctionOwners();
 /* The distribution that registers global function `name` ("" if none is declared). */
 std::string DistributionForFunction(const std::string& name);
 
-/* " It is provided by <dist>: pip install <dist>" for a declared function, else "". */
+/* Registered by the core's Python package (tvm.backend): (str distribution) -> str, one of
+ * "not installed", "loaded <version>", or why an installed wheel is not loaded. */
+constexpr const char* kDistributionStatusGlobal = "tvm_runtime.backend.distribution_status";
+
+/* What to do about a missing declared function: which wheel provides it and whether that wheel
+ * is missing, installed but not loaded, or loaded without the function (too old); "" when no
+ * wheel declares it. */
 std::string MissingFunctionHint(const std::string& name);
 
 /* tvm-ffi's lookup of a function called by compiled host code (the artifact's

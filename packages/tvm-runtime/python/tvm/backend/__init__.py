@@ -41,9 +41,12 @@ from ._discovery import (  # noqa: E402
     list_backends,
     load_backends,
 )
+from ._distribution_status import register as _register_distribution_status  # noqa: E402
 from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
 from ._target import detect_target_from_device, register_device_target_detector  # noqa: E402
 from .loader import is_loaded, load  # noqa: E402
+
+_register_distribution_status()  # for the core's "cannot find function" errors
 
 __all__ = [
     "BackendLoadError",
