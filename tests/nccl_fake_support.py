@@ -134,3 +134,37 @@ def check_fake_collectives(r: dict[str, Any], n: int, groups: int, device_type: 
             assert e["dtype"] in ("7", "2"), e  # float32, int32
     assert "error" not in log
     assert r["live_comms_after_shutdown"] == 0
+
+
+def fake_env(
+    driver: str, nccl: str, driver_var: str, library_var: str, devices_var: str, devices: int, **extra: str
+) -> dict[str, str]:
+    """The environment of a child process on the fake driver and the fake NCCL: the backend
+    opens them through `driver_var` / `library_var`, the fake NCCL asks the fake driver which
+    device is current."""
+    symbol = "fake_cuda_current_device" if "CUDA" in driver_var else "fake_hip_current_device"
+    return {
+        driver_var: driver,
+        devices_var: str(devices),
+        library_var: nccl,
+        "FAKE_NCCL_PATH": nccl,
+        "FAKE_NCCL_DEVICE_LIBRARY": driver,
+        "FAKE_NCCL_DEVICE_SYMBOL": symbol,
+        **extra,
+    }
+
+
+def init_error(ccl: str, env: dict[str, str], device_ids: str = "0, 1") -> str:
+    """What init_ccl(ccl, ...) raises in a 2-worker ThreadedSession: "ERROR <type> <message>"."""
+    return run_python(
+        f"""
+        from tvm.backend.extra import disco
+        sess = disco.ThreadedSession(2)
+        try:
+            sess.init_ccl({ccl!r}, {device_ids})
+        except Exception as err:
+            print("ERROR", type(err).__name__, err)
+        sess.shutdown()
+        """,
+        env=env,
+    ).stdout

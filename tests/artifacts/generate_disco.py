@@ -42,13 +42,22 @@ import tvm
 from tvm import relax, te
 from tvm.contrib import tvmjs
 from tvm.relax.frontend import nn
-from tvm.relax.frontend.nn import op, spec
-from tvm.relax.frontend.nn.llm.kv_cache import PagedKVCache, RopeMode, TIRPagedKVCache
+from tvm.relax.frontend.nn import op
+from tvm.relax.frontend.nn.llm.kv_cache import PagedKVCache
 from tvm.script import relax as R  # noqa: N812  (the TVMScript convention)
 from tvm.script import tirx as T  # noqa: N812
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate import save_npz  # noqa: E402  (same directory; byte-deterministic npz)
+from generate_llm import (  # noqa: E402
+    CONFIG,
+    GEN_STEPS,
+    PROMPT,
+    TinyLlama,
+    decoder_spec,
+    make_weights,
+    tir_paged_kv_cache,
+)
 
 SEED = 20261127
 D, H, B = 16, 32, 4  # model width, hidden width (split between workers), batch
@@ -231,23 +240,8 @@ def collectives_data(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 # ----------------------------------------------------------------------- tiny decoder
 
-CONFIG = {
-    "vocab_size": 96,
-    "hidden_size": 64,
-    "intermediate_size": 96,
-    "num_layers": 2,
-    "num_heads": 4,
-    "num_kv_heads": 2,
-    "head_dim": 16,
-    "page_size": 16,
-    "rope_theta": 10000,
-    "max_batch_size": 4,
-    "max_total_seq_len": 256,
-    "prefill_chunk_size": 64,
-}
+# generate_llm.py's decoder configuration, prompt and number of generated tokens.
 SHARDS = 2
-PROMPT = [3, 17, 42, 5, 77, 11, 29, 64, 8, 50, 23, 90, 1, 36, 71, 14, 58, 9]
-GEN_STEPS = 12
 # How each weight is split between workers: "rows" (output features: column-parallel),
 # "cols" (input features: row-parallel, followed by an allreduce); others are replicated.
 SPLIT = {
@@ -308,87 +302,27 @@ class Layer(nn.Module):
         return x + self.mlp(self.mlp_norm(x))
 
 
-class TinyDecoder(nn.Module):
+class TinyDecoder(TinyLlama):
+    """generate_llm.py's decoder (embed, prefill, decode) with layers split over `shards`."""
+
     def __init__(self, cfg: dict, shards: int, target: tvm.target.Target) -> None:
-        self.cfg, self.shards, self.target = cfg, shards, target
-        self.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+        super().__init__(cfg, target)
+        self.shards = shards
         self.layers = nn.ModuleList([Layer(cfg, i, shards) for i in range(cfg["num_layers"])])
-        self.norm = nn.RMSNorm(cfg["hidden_size"], -1, 1e-5, bias=False)
-        self.lm_head = nn.Linear(cfg["hidden_size"], cfg["vocab_size"], bias=False)
-
-    def _logits(self, x: nn.Tensor, cache: PagedKVCache) -> nn.Tensor:
-        for layer in self.layers:
-            x = layer(x, cache)
-        return self.lm_head(self.norm(x))
-
-    def embed(self, input_ids: nn.Tensor) -> nn.Tensor:
-        return self.embed_tokens(input_ids)
-
-    def prefill(self, input_embed: nn.Tensor, cache: PagedKVCache):
-        return self._logits(input_embed, cache), cache
-
-    def decode(self, input_embed: nn.Tensor, cache: PagedKVCache):
-        return self._logits(input_embed, cache), cache
 
     def create_tir_paged_kv_cache(
         self, max_batch_size, max_total_seq_len, prefill_chunk_size, page_size, support_sliding_window
     ) -> PagedKVCache:
-        cfg, d = self.cfg, self.cfg["head_dim"]
-        return TIRPagedKVCache(
-            attn_kind="mha",
-            max_batch_size=max_batch_size,
-            max_total_seq_len=max_total_seq_len,
-            prefill_chunk_size=prefill_chunk_size,
-            page_size=page_size,
-            support_sliding_window=support_sliding_window,
-            layer_partition=relax.ShapeExpr([0, cfg["num_layers"]]),
-            num_hidden_layers=cfg["num_layers"],
-            num_attention_heads=cfg["num_heads"] // self.shards,
-            num_key_value_heads=cfg["num_kv_heads"] // self.shards,
-            qk_head_dim=d,
-            v_head_dim=d,
-            mla_original_qk_head_dim=0,
-            mla_original_v_head_dim=0,
-            rope_mode=RopeMode.NORMAL,
-            rope_scale=1,
-            rope_theta=cfg["rope_theta"],
-            rope_scaling={},
-            rope_ext_factors=relax.prim_value(0),
-            rotary_dim=d,
-            enable_disaggregation=False,
-            dtype="float32",
-            target=self.target,
-        )
+        cfg = self.cfg
+        sizes = (max_batch_size, max_total_seq_len, prefill_chunk_size, page_size, support_sliding_window)
+        heads, kv_heads = cfg["num_heads"] // self.shards, cfg["num_kv_heads"] // self.shards
+        return tir_paged_kv_cache(cfg, self.target, heads, kv_heads, *sizes)
 
 
 def export_decoder(shards: int, target: tvm.target.Target):
     model = TinyDecoder(CONFIG, shards, target)
     model.to("float32")
-    packed = {"param_mode": "packed", "effect_mode": "none"}
-    hidden = CONFIG["hidden_size"]
-    cache_spec = spec.Object(object_type=PagedKVCache)
-    mod_spec = {
-        "embed": {"input_ids": spec.Tensor(["seq_len"], "int32"), "$": packed},
-        "prefill": {
-            "input_embed": spec.Tensor([1, "seq_len", hidden], "float32"),
-            "cache": cache_spec,
-            "$": packed,
-        },
-        "decode": {
-            "input_embed": spec.Tensor(["batch_size", 1, hidden], "float32"),
-            "cache": cache_spec,
-            "$": packed,
-        },
-        "create_tir_paged_kv_cache": {
-            "max_batch_size": int,
-            "max_total_seq_len": int,
-            "prefill_chunk_size": int,
-            "page_size": int,
-            "support_sliding_window": int,
-            "$": {"param_mode": "none", "effect_mode": "none"},
-        },
-    }
-    return model.export_tvm(spec=mod_spec)
+    return model.export_tvm(spec=decoder_spec(CONFIG["hidden_size"]))
 
 
 def split_kind(name: str) -> str | None:
@@ -417,20 +351,6 @@ def shard_function(kind: str, rows: int, cols: int, shards: int = SHARDS):
         out = te.compute((shards, rows, per), lambda s, r, c: w[r, s * per + c], name="shard")
     name = f"shard_{kind}_{rows}x{cols}"
     return name, te.create_prim_func([w, out]).with_attr("global_symbol", name), list(out.shape)
-
-
-def make_weights(named_params) -> list[np.ndarray]:
-    rng = np.random.default_rng(SEED)
-    weights = []
-    for name, param in named_params:
-        shape = [int(s) for s in param.shape]
-        w = (
-            1.0 + 0.1 * rng.standard_normal(shape)
-            if "norm" in name
-            else rng.standard_normal(shape) / np.sqrt(shape[-1])
-        )
-        weights.append(w.astype("float32"))
-    return weights
 
 
 def reference_tokens(lib_path: Path, weights: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -501,7 +421,7 @@ def build_decoders(out: Path) -> dict[str, np.ndarray]:
     target = tvm.target.Target("llvm")
     mod, named_params = export_decoder(1, target)
     names = [n for n, _ in named_params]
-    weights = make_weights(named_params)
+    weights = make_weights(named_params, SEED)
     with target:
         ex = tvm.compile(mod, target=target)
     ex.export_library(str(out / "tiny_decoder_cpu.so"), options=["-s"])

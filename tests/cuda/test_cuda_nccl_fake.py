@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import pytest
 from cuda_support import build_fake_driver
-from nccl_fake_support import build_fake_nccl, check_fake_collectives, run_fake_collectives
+from nccl_fake_support import (
+    build_fake_nccl,
+    check_fake_collectives,
+    fake_env,
+    init_error,
+    run_fake_collectives,
+)
 
 import tvm.backend.cuda as hook
-from conftest import run_python
 
 CUDA = 2
 
@@ -21,16 +26,9 @@ def fakes(tmp_path_factory):
 
 
 def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:
-    driver, nccl = fakes
-    return {
-        "TVM_CUDA_DRIVER_LIBRARY": driver,
-        "FAKE_CUDA_DEVICES": str(devices),
-        "TVM_NCCL_LIBRARY": nccl,
-        "FAKE_NCCL_PATH": nccl,
-        "FAKE_NCCL_DEVICE_LIBRARY": driver,
-        "FAKE_NCCL_DEVICE_SYMBOL": "fake_cuda_current_device",
-        **extra,
-    }
+    return fake_env(
+        *fakes, "TVM_CUDA_DRIVER_LIBRARY", "TVM_NCCL_LIBRARY", "FAKE_CUDA_DEVICES", devices, **extra
+    )
 
 
 @pytest.mark.parametrize(("n", "groups"), [(2, 1), (4, 2)])
@@ -40,50 +38,18 @@ def test_collectives_through_nccl(fakes, n, groups):
 
 
 def test_missing_nccl_names_the_wheel(fakes):
-    out = run_python(
-        """
-        from tvm.backend.extra import disco
-        sess = disco.ThreadedSession(2)
-        try:
-            sess.init_ccl("nccl", 0, 1)
-        except Exception as err:
-            print("ERROR", type(err).__name__, err)
-        sess.shutdown()
-        """,
-        env=env_for(fakes, 2, TVM_NCCL_LIBRARY="/nonexistent/libnccl.so.2"),
-    ).stdout
+    out = init_error("nccl", env_for(fakes, 2, TVM_NCCL_LIBRARY="/nonexistent/libnccl.so.2"))
     assert "ERROR RuntimeError" in out and "NCCL (libnccl.so.2) could not be opened" in out, out
     assert 'pip install "tvm-runtime-cuda[nccl]"' in out, out
 
 
 def test_nccl_failure_ends_the_session(fakes):
-    out = run_python(
-        """
-        from tvm.backend.extra import disco
-        sess = disco.ThreadedSession(2)
-        try:
-            sess.init_ccl("nccl", 0, 1)
-        except disco.DiscoError as err:
-            print("ERROR", err)
-        """,
-        env=env_for(fakes, 2, FAKE_NCCL_FAIL_INIT="5"),
-    ).stdout
-    assert "ERROR Disco worker" in out and "ncclCommInitRank failed: invalid usage" in out, out
+    out = init_error("nccl", env_for(fakes, 2, FAKE_NCCL_FAIL_INIT="5"))
+    assert "ERROR DiscoError Disco worker" in out and "ncclCommInitRank failed: invalid usage" in out, out
 
 
 def test_init_needs_a_device_per_worker(fakes):
-    out = run_python(
-        """
-        from tvm.backend.extra import disco
-        sess = disco.ThreadedSession(2)
-        try:
-            sess.init_ccl("nccl", 0)
-        except ValueError as err:
-            print("ERROR", err)
-        sess.shutdown()
-        """,
-        env=env_for(fakes, 2),
-    ).stdout
+    out = init_error("nccl", env_for(fakes, 2), device_ids="0")
     assert "needs a device id for each of the 2 workers of a node" in out, out
 
 

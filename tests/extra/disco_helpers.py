@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 
@@ -36,6 +37,20 @@ def _ramp(n):
     return tvm.runtime.tensor(np.arange(n, dtype="float32") * np.float32(_rank() + 1))
 
 
+def _to_bfloat16(t):
+    """A float32 tensor's values as bfloat16 (truncated: tests use values that are exact)."""
+    bits = (t.numpy().view(np.uint32) >> 16).astype(np.uint16)
+    out = tvm.runtime.empty(t.shape, "bfloat16")
+    tvm.runtime._ffi_api.TVMTensorCopyFromBytes(out, bits.ctypes.data_as(ctypes.c_void_p), bits.nbytes)
+    return out
+
+
+def _from_bfloat16(t):
+    bits = np.empty(tuple(t.shape), np.uint16)
+    tvm.runtime._ffi_api.TVMTensorCopyToBytes(t, bits.ctypes.data_as(ctypes.c_void_p), bits.nbytes)
+    return tvm.runtime.tensor((bits.astype(np.uint32) << 16).view(np.float32))
+
+
 def _exchange(x, y):
     """Point to point: the first worker sends x to the last, which receives it into y."""
     last = int(tvm_ffi.get_global_func("runtime.disco.world_size")()) - 1
@@ -52,5 +67,7 @@ for _name, _fn in (
     ("testing.disco.delayed_allreduce", _delayed_allreduce),
     ("testing.disco.exchange", _exchange),
     ("testing.disco.ramp", _ramp),
+    ("testing.disco.to_bfloat16", _to_bfloat16),
+    ("testing.disco.from_bfloat16", _from_bfloat16),
 ):
     tvm_ffi.register_global_func(_name, _fn, override=True)

@@ -5,10 +5,14 @@ tests/nccl_fake_support.py for what is checked."""
 from __future__ import annotations
 
 import pytest
-from nccl_fake_support import build_fake_nccl, check_fake_collectives, run_fake_collectives
+from nccl_fake_support import (
+    build_fake_nccl,
+    check_fake_collectives,
+    fake_env,
+    init_error,
+    run_fake_collectives,
+)
 from rocm_support import build_fake_hip
-
-from conftest import run_python
 
 ROCM = 10
 
@@ -20,16 +24,7 @@ def fakes(tmp_path_factory):
 
 
 def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:
-    driver, rccl = fakes
-    return {
-        "TVM_ROCM_LIBRARY": driver,
-        "FAKE_HIP_DEVICES": str(devices),
-        "TVM_RCCL_LIBRARY": rccl,
-        "FAKE_NCCL_PATH": rccl,
-        "FAKE_NCCL_DEVICE_LIBRARY": driver,
-        "FAKE_NCCL_DEVICE_SYMBOL": "fake_hip_current_device",
-        **extra,
-    }
+    return fake_env(*fakes, "TVM_ROCM_LIBRARY", "TVM_RCCL_LIBRARY", "FAKE_HIP_DEVICES", devices, **extra)
 
 
 @pytest.mark.parametrize(("n", "groups"), [(2, 1), (4, 2)])
@@ -39,17 +34,6 @@ def test_collectives_through_rccl(fakes, n, groups):
 
 
 def test_missing_rccl_says_where_it_looked(fakes):
-    out = run_python(
-        """
-        from tvm.backend.extra import disco
-        sess = disco.ThreadedSession(2)
-        try:
-            sess.init_ccl("rccl", 0, 1)
-        except Exception as err:
-            print("ERROR", type(err).__name__, err)
-        sess.shutdown()
-        """,
-        env=env_for(fakes, 2, TVM_RCCL_LIBRARY="/nonexistent/librccl.so.1"),
-    ).stdout
+    out = init_error("rccl", env_for(fakes, 2, TVM_RCCL_LIBRARY="/nonexistent/librccl.so.1"))
     assert "ERROR RuntimeError" in out and "RCCL (librccl.so.1) could not be opened" in out, out
     assert "TVM_RCCL_LIBRARY" in out, out

@@ -42,21 +42,14 @@ std::vector<std::string> Candidates() {
   return out;
 }
 
-nccl::NcclLibrary Load() {
-  static nccl::NcclApi api;
-  backend::VendorApiMessages msg;
-  msg.library = "NCCL library";
-  msg.unusable = "Disco's nccl collectives need NCCL 2.x";
-  msg.not_found = "NCCL (libnccl.so.2) could not be opened";
-  msg.how_to_fix =
-      "Install it with pip install \"tvm-runtime-cuda[nccl]\" (CUDA 13 drivers) or "
-      "\"tvm-runtime-cuda[nccl-cu12]\" (CUDA 12), or install NCCL on the system, or set " +
-      std::string(kNcclLibraryEnvVar) + " to the path of libnccl.so.2.";
-  return nccl::OpenNcclLibrary(Candidates(), &api, msg);
-}
-
 const nccl::NcclLibrary& Library() {
-  static const nccl::NcclLibrary library = Load();
+  static nccl::NcclApi api;
+  static const nccl::NcclLibrary library = nccl::OpenNcclLibrary(
+      Candidates(), &api,
+      {"NCCL", "libnccl.so.2", "NCCL 2.x",
+       "Install it with pip install \"tvm-runtime-cuda[nccl]\" (CUDA 13 drivers) or "
+       "\"tvm-runtime-cuda[nccl-cu12]\" (CUDA 12), or install NCCL on the system, or set " +
+           std::string(kNcclLibraryEnvVar) + " to the path of libnccl.so.2."});
   return library;
 }
 

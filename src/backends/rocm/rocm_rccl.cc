@@ -33,21 +33,14 @@ std::vector<std::string> Candidates() {
   return out;
 }
 
-nccl::NcclLibrary Load() {
-  static nccl::NcclApi api;
-  backend::VendorApiMessages msg;
-  msg.library = "RCCL library";
-  msg.unusable = "Disco's rccl collectives need RCCL from ROCm 6.0 or newer";
-  msg.not_found = "RCCL (librccl.so.1) could not be opened";
-  msg.how_to_fix =
-      "Install ROCm's RCCL (e.g. the `rccl` package), set ROCM_PATH to the ROCm "
-      "installation, or set " +
-      std::string(kRcclLibraryEnvVar) + " to the path of librccl.so.1.";
-  return nccl::OpenNcclLibrary(Candidates(), &api, msg);
-}
-
 const nccl::NcclLibrary& Library() {
-  static const nccl::NcclLibrary library = Load();
+  static nccl::NcclApi api;
+  static const nccl::NcclLibrary library = nccl::OpenNcclLibrary(
+      Candidates(), &api,
+      {"RCCL", "librccl.so.1", "RCCL from ROCm 6.0 or newer",
+       "Install ROCm's RCCL (e.g. the `rccl` package), set ROCM_PATH to the ROCm installation, "
+       "or set " +
+           std::string(kRcclLibraryEnvVar) + " to the path of librccl.so.1."});
   return library;
 }
 

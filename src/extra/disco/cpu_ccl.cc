@@ -152,46 +152,38 @@ void AllGather(ffi::Tensor send, bool in_group, ffi::Tensor recv) {
               Numel(send) * ElemBytes(send.dtype()));
 }
 
+/* Worker 0's buffer of a rooted collective, checked to hold `parts` times `other`'s elements;
+ * nullptr on the other workers (which pass None or a buffer that is not read). */
+char* RootBuffer(const Communicator& c, const ffi::Optional<ffi::Tensor>& buffer,
+                 const ffi::Tensor& other, int64_t parts, const char* f, const char* name) {
+  if (c.rank() != 0) return nullptr;
+  if (!buffer.has_value()) {
+    backend::ThrowError("ValueError", std::string(f) + ": worker 0 needs " + name);
+  }
+  RequireSameDType(*buffer, other, f);
+  RequireNumel(Numel(*buffer), Numel(other) * parts, f, name);
+  return HostData(*buffer, f, name);
+}
+
 void BroadcastFromWorker0(ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
   const char* f = "runtime.disco.cpu.broadcast_from_worker0";
   Communicator& c = Ccl(f).Get(in_group);
-  const char* src = nullptr;
-  if (c.rank() == 0) {
-    if (!send.has_value())
-      backend::ThrowError("ValueError", std::string(f) + ": worker 0 needs send");
-    RequireSameDType(*send, recv, f);
-    RequireNumel(Numel(*send), Numel(recv), f, "send");
-    src = HostData(*send, f, "send");
-  }
+  const char* src = RootBuffer(c, send, recv, 1, f, "send");
   c.Broadcast(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype()));
 }
 
 void ScatterFromWorker0(ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
   const char* f = "runtime.disco.cpu.scatter_from_worker0";
   Communicator& c = Ccl(f).Get(in_group);
-  const char* src = nullptr;
-  if (c.rank() == 0) {
-    if (!send.has_value())
-      backend::ThrowError("ValueError", std::string(f) + ": worker 0 needs send");
-    RequireSameDType(*send, recv, f);
-    RequireNumel(Numel(*send), Numel(recv) * c.size(), f,
-                 "send (recv times the workers: scattering splits it evenly)");
-    src = HostData(*send, f, "send");
-  }
+  const char* src =
+      RootBuffer(c, send, recv, c.size(), f, "send (split evenly between the workers)");
   c.Scatter(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype()));
 }
 
 void GatherToWorker0(ffi::Tensor send, bool in_group, ffi::Optional<ffi::Tensor> recv) {
   const char* f = "runtime.disco.cpu.gather_to_worker0";
   Communicator& c = Ccl(f).Get(in_group);
-  char* dst = nullptr;
-  if (c.rank() == 0) {
-    if (!recv.has_value())
-      backend::ThrowError("ValueError", std::string(f) + ": worker 0 needs recv");
-    RequireSameDType(send, *recv, f);
-    RequireNumel(Numel(*recv), Numel(send) * c.size(), f, "recv (send times the workers)");
-    dst = HostData(*recv, f, "recv");
-  }
+  char* dst = RootBuffer(c, recv, send, c.size(), f, "recv (send times the workers)");
   c.Gather(HostData(send, f, "send"), dst, Numel(send) * ElemBytes(send.dtype()));
 }
 
@@ -204,21 +196,23 @@ void CheckPeer(const WorkerContext& w, int peer, const char* f) {
   }
 }
 
-void SendToWorker(ffi::Tensor buffer, int peer) {
-  const char* f = "runtime.disco.cpu.send_to_worker";
+void PointToPoint(ffi::Tensor buffer, int peer, bool send) {
+  const char* f = send ? "runtime.disco.cpu.send_to_worker" : "runtime.disco.cpu.recv_from_worker";
   WorkerContext& w = CurrentWorker(f);
   CheckPeer(w, peer, f);
-  Ccl(f).world->Send(HostData(buffer, f, "buffer"), Numel(buffer) * ElemBytes(buffer.dtype()),
-                     peer);
+  char* data = HostData(buffer, f, "buffer");
+  int64_t bytes = Numel(buffer) * ElemBytes(buffer.dtype());
+  Communicator& world = *Ccl(f).world;
+  if (send) {
+    world.Send(data, bytes, peer);
+  } else {
+    world.Recv(data, bytes, peer);
+  }
 }
 
-void RecvFromWorker(ffi::Tensor buffer, int peer) {
-  const char* f = "runtime.disco.cpu.recv_from_worker";
-  WorkerContext& w = CurrentWorker(f);
-  CheckPeer(w, peer, f);
-  Ccl(f).world->Recv(HostData(buffer, f, "buffer"), Numel(buffer) * ElemBytes(buffer.dtype()),
-                     peer);
-}
+void SendToWorker(ffi::Tensor buffer, int peer) { PointToPoint(buffer, peer, true); }
+
+void RecvFromWorker(ffi::Tensor buffer, int peer) { PointToPoint(buffer, peer, false); }
 
 void SendToNextGroup(ffi::Tensor buffer) {
   WorkerContext& w = CurrentWorker("runtime.disco.cpu.send_to_next_group");

@@ -242,27 +242,47 @@ inline void CheckPeer(const WorkerComms& w, int peer, const char* func) {
   }
 }
 
-inline void SendTo(const DiscoNcclConfig& cfg, const ::tvm::ffi::Tensor& buffer, int peer) {
-  const char* f = "send_to_worker";
+/* Point to point with another worker of the session (a group of one, as 0.27 issues it). */
+inline void PointToPoint(const DiscoNcclConfig& cfg, const ::tvm::ffi::Tensor& buffer, int peer,
+                         bool send) {
+  const char* f = send ? "send_to_worker" : "recv_from_worker";
   WorkerComms& w = Current(cfg, f);
   CheckPeer(w, peer, f);
+  char* data = Data(w, buffer, f);
+  DataType t = AsNcclType(buffer.dtype(), f);
   Check(w, w.api->GroupStart(), "ncclGroupStart");
   Check(w,
-        w.api->Send(Data(w, buffer, f), Numel(buffer), AsNcclType(buffer.dtype(), f), peer, w.world,
-                    Stream(w)),
-        "ncclSend");
+        send ? w.api->Send(data, Numel(buffer), t, peer, w.world, Stream(w))
+             : w.api->Recv(data, Numel(buffer), t, peer, w.world, Stream(w)),
+        send ? "ncclSend" : "ncclRecv");
   Check(w, w.api->GroupEnd(), "ncclGroupEnd");
 }
 
-inline void RecvFrom(const DiscoNcclConfig& cfg, const ::tvm::ffi::Tensor& buffer, int peer) {
-  const char* f = "recv_from_worker";
+/* Worker 0 of the communicator sends part i of `parts` to rank i (scatter) or receives it from
+ * rank i (gather); every rank, worker 0 included, moves its own `own` with worker 0. */
+inline void RootParts(const DiscoNcclConfig& cfg, const char* f, bool scatter, bool in_group,
+                      const ::tvm::ffi::Optional<::tvm::ffi::Tensor>& parts,
+                      const ::tvm::ffi::Tensor& own) {
   WorkerComms& w = Current(cfg, f);
-  CheckPeer(w, peer, f);
+  int n = SizeOf(w, in_group);
+  DataType t = AsNcclType(own.dtype(), f);
+  int64_t count = Numel(own);
+  Comm comm = CommOf(w, in_group);
+  auto move = [&](bool send, char* buf, int peer) {
+    Check(w,
+          send ? w.api->Send(buf, count, t, peer, comm, Stream(w))
+               : w.api->Recv(buf, count, t, peer, comm, Stream(w)),
+          send ? "ncclSend" : "ncclRecv");
+  };
   Check(w, w.api->GroupStart(), "ncclGroupStart");
-  Check(w,
-        w.api->Recv(Data(w, buffer, f), Numel(buffer), AsNcclType(buffer.dtype(), f), peer, w.world,
-                    Stream(w)),
-        "ncclRecv");
+  if (IsRoot(w, in_group)) {
+    if (!parts.has_value())
+      Fail("ValueError", std::string(f) + ": worker 0 needs the whole buffer");
+    RequireNumel(Numel(*parts), count * n, f, "the whole buffer");
+    char* data = Data(w, *parts, f);
+    for (int i = 0; i < n; ++i) move(scatter, data + i * count * ElemBytes(own.dtype()), i);
+  }
+  move(!scatter, Data(w, own, f), 0);
   Check(w, w.api->GroupEnd(), "ncclGroupEnd");
 }
 
@@ -318,65 +338,27 @@ inline void RegisterDiscoNccl(const DiscoNcclConfig* cfg) {
            })
       .def((p + "scatter_from_worker0").c_str(),
            [cfg](Optional<Tensor> send, bool in_group, Tensor recv) {
-             const char* f = "scatter_from_worker0";
-             WorkerComms& w = Current(*cfg, f);
-             int n = SizeOf(w, in_group);
-             DataType t = AsNcclType(recv.dtype(), f);
-             int64_t count = Numel(recv);
-             Check(w, w.api->GroupStart(), "ncclGroupStart");
-             if (IsRoot(w, in_group)) {
-               if (!send.has_value())
-                 Fail("ValueError", "scatter_from_worker0: worker 0 needs send");
-               RequireNumel(Numel(*send), count * n, f, "send");
-               char* data = Data(w, *send, f);
-               for (int i = 0; i < n; ++i) {
-                 Check(w,
-                       w.api->Send(data + i * count * ElemBytes(recv.dtype()), count, t, i,
-                                   CommOf(w, in_group), Stream(w)),
-                       "ncclSend");
-               }
-             }
-             Check(w, w.api->Recv(Data(w, recv, f), count, t, 0, CommOf(w, in_group), Stream(w)),
-                   "ncclRecv");
-             Check(w, w.api->GroupEnd(), "ncclGroupEnd");
+             RootParts(*cfg, "scatter_from_worker0", true, in_group, send, recv);
            })
       .def((p + "gather_to_worker0").c_str(),
            [cfg](Tensor send, bool in_group, Optional<Tensor> recv) {
-             const char* f = "gather_to_worker0";
-             WorkerComms& w = Current(*cfg, f);
-             int n = SizeOf(w, in_group);
-             DataType t = AsNcclType(send.dtype(), f);
-             int64_t count = Numel(send);
-             Check(w, w.api->GroupStart(), "ncclGroupStart");
-             if (IsRoot(w, in_group)) {
-               if (!recv.has_value()) Fail("ValueError", "gather_to_worker0: worker 0 needs recv");
-               RequireNumel(Numel(*recv), count * n, f, "recv");
-               char* data = Data(w, *recv, f);
-               for (int i = 0; i < n; ++i) {
-                 Check(w,
-                       w.api->Recv(data + i * count * ElemBytes(send.dtype()), count, t, i,
-                                   CommOf(w, in_group), Stream(w)),
-                       "ncclRecv");
-               }
-             }
-             Check(w, w.api->Send(Data(w, send, f), count, t, 0, CommOf(w, in_group), Stream(w)),
-                   "ncclSend");
-             Check(w, w.api->GroupEnd(), "ncclGroupEnd");
+             RootParts(*cfg, "gather_to_worker0", false, in_group, recv, send);
            })
       .def((p + "send_to_worker").c_str(),
-           [cfg](Tensor buffer, int peer) { SendTo(*cfg, buffer, peer); })
+           [cfg](Tensor buffer, int peer) { PointToPoint(*cfg, buffer, peer, true); })
       .def((p + "recv_from_worker").c_str(),
-           [cfg](Tensor buffer, int peer) { RecvFrom(*cfg, buffer, peer); })
-      .def((p + "recv_from_worker0").c_str(), [cfg](Tensor buffer) { RecvFrom(*cfg, buffer, 0); })
+           [cfg](Tensor buffer, int peer) { PointToPoint(*cfg, buffer, peer, false); })
+      .def((p + "recv_from_worker0").c_str(),
+           [cfg](Tensor buffer) { PointToPoint(*cfg, buffer, 0, false); })
       .def((p + "send_to_next_group").c_str(),
            [cfg](Tensor buffer) {
              WorkerComms& w = Current(*cfg, "send_to_next_group");
-             SendTo(*cfg, buffer, w.worker_id + w.group_size);
+             PointToPoint(*cfg, buffer, w.worker_id + w.group_size, true);
            })
       .def((p + "recv_from_prev_group").c_str(),
            [cfg](Tensor buffer) {
              WorkerComms& w = Current(*cfg, "recv_from_prev_group");
-             RecvFrom(*cfg, buffer, w.worker_id - w.group_size);
+             PointToPoint(*cfg, buffer, w.worker_id - w.group_size, false);
            })
       .def((p + "sync_worker").c_str(), [cfg] {
         WorkerComms& w = Current(*cfg, "sync_worker");

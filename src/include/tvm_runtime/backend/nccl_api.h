@@ -79,9 +79,23 @@ inline void ResolveNcclApi(SymbolResolver& r, NcclApi* api) {
 
 using NcclLibrary = VendorApi<NcclApi>;
 
+/* How an NCCL-API library is named in messages. */
+struct NcclLibraryInfo {
+  const char* name;         // "NCCL", "RCCL"
+  const char* soname;       // "libnccl.so.2"
+  const char* requirement;  // what version a usable one is
+  std::string how_to_fix;   // ends the failure message
+};
+
 /* Opens the first usable library of `candidates`; `table` must outlive the process. */
 inline NcclLibrary OpenNcclLibrary(const std::vector<std::string>& candidates, NcclApi* table,
-                                   const VendorApiMessages& msg) {
+                                   const NcclLibraryInfo& info) {
+  VendorApiMessages msg;
+  std::string library = std::string(info.name) + " library";
+  msg.library = library.c_str();
+  msg.unusable = std::string("Disco's collectives need ") + info.requirement;
+  msg.not_found = std::string(info.name) + " (" + info.soname + ") could not be opened";
+  msg.how_to_fix = info.how_to_fix;
   return OpenVendorApi(
       candidates, table, [](SymbolResolver& r, NcclApi* api) { ResolveNcclApi(r, api); }, msg);
 }

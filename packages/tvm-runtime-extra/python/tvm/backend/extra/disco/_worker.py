@@ -11,7 +11,7 @@ Commands, controller -> worker (no reply):
     ("get_func", reg, name)                 reg = the global function `name`
     ("call", out_reg, func_reg, args)       out = func(*args); Reg(n) in args = register n
     ("copy_in", reg, TensorValue)           copy into the tensor held by reg
-    ("free", reg)
+    ("free", [reg, ...])
 and with one reply each, in order:
     ("sync",)          -> ("ok", None)      after the CCL finished its pending work
     ("fetch", reg)     -> ("ok", value)     the register's value (tensors as TensorValue)
@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import tvm_ffi
 
 from . import _values
-from ._wire import DeviceSpec, DTypeValue, Reg, ShapeValue, TensorValue
+from ._wire import Reg
 
 REPLY_OPS = ("sync", "fetch", "shutdown")
 
@@ -55,15 +55,9 @@ class WorkerState:
     def _arg(self, value: Any) -> Any:
         if isinstance(value, Reg):
             return self.registers.get(value.reg_id)
-        if isinstance(value, ShapeValue):
-            return tvm_ffi.Shape(value.dims)
-        if isinstance(value, DeviceSpec):
-            return tvm_ffi.device(value.device_type, value.index)
-        if isinstance(value, DTypeValue):
-            return tvm_ffi.dtype(value.name)
-        if isinstance(value, TensorValue):
-            return _values.new_tensor(value)
-        return value
+        if isinstance(value, list):
+            return [self._arg(v) for v in value]
+        return _values.from_wire(value)
 
     def execute(self, message: tuple) -> tuple[bool, Any]:
         """Run one command; returns (needs_reply, payload)."""
@@ -81,7 +75,8 @@ class WorkerState:
                 raise ValueError(f"register {reg} holds no tensor on worker {self.worker_id}")
             _values.copy_into(target, value)
         elif op == "free":
-            regs.pop(message[1], None)
+            for reg in message[1]:
+                regs.pop(reg, None)
         elif op == "identity":
             _, wid, num_workers, num_groups, local_id = message
             self.worker_id = wid

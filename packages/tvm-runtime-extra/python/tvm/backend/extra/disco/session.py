@@ -165,8 +165,7 @@ class Session:
             if self._garbage:
                 garbage, self._garbage = self._garbage, []
                 for wid in range(self.num_workers):
-                    for reg in garbage:
-                        self._send_raw(wid, ("free", reg))
+                    self._send_raw(wid, ("free", garbage))
             for wid in range(self.num_workers) if worker_id < 0 else (worker_id,):
                 self._send_raw(wid, message)
 
