@@ -64,6 +64,7 @@ for _name, _fn in (
     ("testing.disco.scaled", _scaled),
     ("testing.disco.fail_on_1", _fail_on_1),
     ("testing.disco.pid", os.getpid),
+    ("testing.disco.affinity", lambda: tvm_ffi.Shape(sorted(os.sched_getaffinity(0)))),
     ("testing.disco.delayed_allreduce", _delayed_allreduce),
     ("testing.disco.exchange", _exchange),
     ("testing.disco.ramp", _ramp),

@@ -152,6 +152,15 @@ def test_four_workers_and_groups(pool):
     assert [first.debug_get_from_remote(w) is None for w in range(4)] == [False, True, True, True]
 
 
+def test_bind_worker_to_cpu_core():
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = [allowed[0], allowed[-1]]
+    with open_session("threaded", 2) as s:
+        s.get_global_func("runtime.disco.bind_worker_to_cpu_core")(tvm_ffi.Shape(cpus))
+        got = s.get_global_func("testing.disco.affinity")()
+        assert [list(got.debug_get_from_remote(w)) for w in range(2)] == [[cpus[0]], [cpus[1]]]
+
+
 def test_missing_function_is_reported_at_the_next_wait():
     s = disco.ThreadedSession(2)
     s.get_global_func("testing.disco.no_such_function")
