@@ -28,23 +28,28 @@ inline T Combine(T a, T b, ReduceKind kind) {
   }
 }
 
-// One loop per kind, so the compiler vectorises each.
+// out[i] = a[i] op b[i] (out may be a or b): one loop per kind, so the compiler vectorises each.
 template <typename T>
-void ReduceIntoTyped(T* acc, const T* in, int64_t count, ReduceKind kind) {
+void CombineTyped(T* out, const T* a, const T* b, int64_t count, ReduceKind kind) {
   switch (kind) {
     case ReduceKind::kProd:
-      for (int64_t i = 0; i < count; ++i) acc[i] = static_cast<T>(acc[i] * in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(a[i] * b[i]);
       break;
     case ReduceKind::kMin:
-      for (int64_t i = 0; i < count; ++i) acc[i] = std::min(acc[i], in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = std::min(a[i], b[i]);
       break;
     case ReduceKind::kMax:
-      for (int64_t i = 0; i < count; ++i) acc[i] = std::max(acc[i], in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = std::max(a[i], b[i]);
       break;
     default:
-      for (int64_t i = 0; i < count; ++i) acc[i] = static_cast<T>(acc[i] + in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(a[i] + b[i]);
       break;
   }
+}
+
+template <typename T>
+void ReduceIntoTyped(T* acc, const T* in, int64_t count, ReduceKind kind) {
+  CombineTyped(acc, acc, in, count, kind);
 }
 
 template <typename T>
@@ -54,8 +59,13 @@ void DivideTyped(T* data, int64_t count, int n) {
 
 template <typename T>
 void ReduceManyTyped(T* out, const T* const* ins, int n, int64_t count, ReduceKind kind) {
-  if (out != ins[0]) std::memcpy(out, ins[0], static_cast<size_t>(count) * sizeof(T));
-  for (int k = 1; k < n; ++k) ReduceIntoTyped(out, ins[k], count, kind);
+  if (n == 1) {
+    if (out != ins[0]) std::memcpy(out, ins[0], static_cast<size_t>(count) * sizeof(T));
+    return;
+  }
+  // The first two inputs in one pass: no copy of the first into `out` beforehand.
+  CombineTyped(out, ins[0], ins[1], count, kind);
+  for (int k = 2; k < n; ++k) ReduceIntoTyped(out, ins[k], count, kind);
   if (kind == ReduceKind::kAvg) DivideTyped(out, count, n);
 }
 

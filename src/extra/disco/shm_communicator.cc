@@ -236,13 +236,17 @@ void ShmCommunicator::AllReduce(const void* send, void* recv, int64_t count, DLD
   for (int64_t start = 0; start < count; start += chunk) {
     int64_t n = std::min(chunk, count - start);
     int set = NextSet();
-    std::memcpy(Slot(set, rank_), static_cast<const char*>(send) + start * elem, n * elem);
-    Barrier("allreduce");
+    const char* mine = static_cast<const char*>(send) + start * elem;
     int64_t lo, hi;
     Part(n, rank_, &lo, &hi);
+    // Stage what the others reduce; the part we reduce ourselves is read from `send` directly.
+    std::memcpy(Slot(set, rank_), mine, lo * elem);
+    std::memcpy(Slot(set, rank_) + hi * elem, mine + hi * elem, (n - hi) * elem);
+    Barrier("allreduce");
     if (hi > lo) {
-      // Our part first (the output aliases it), then the others in rank order.
-      ins[0] = Slot(set, rank_) + lo * elem;
+      // Our contribution first, then the others' in rank order; the result goes where our
+      // contribution would have been staged, for the others to copy.
+      ins[0] = mine + lo * elem;
       for (int r = 0, k = 1; r < size(); ++r) {
         if (r != rank_) ins[k++] = Slot(set, r) + lo * elem;
       }
