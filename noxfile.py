@@ -63,6 +63,8 @@ NVRTC_CU12_DEPS = [
 ]
 # The CPU machines here pin these two (a matching pair; PyPI's newest torch would be a CUDA build).
 TORCHVISION = ["torch==2.14.1", "torchvision==0.29.1"]
+# torch.distributed's gloo, the CPU collectives Disco's are measured against (the CPU build).
+GLOO_TORCH = "torch==2.13.0"
 # What `tvm-runtime-webgpu[wgpu]` pulls in (wgpu-native ships in the `wgpu` package), installed
 # from the index before our wheels for the same reason.
 WGPU_DEPS = ["wgpu>=0.32,<0.33"]
@@ -229,12 +231,12 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md.
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
-    extra, and each backend that has benchmarks/<name>_bench.py).
+    extra, disco, and each backend that has benchmarks/<name>_bench.py).
     """
     device_benches = [
         b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
     ]
-    known = ["core", "vm", "load", "llm", "tensor_cache", "rpc", "extra", *device_benches]
+    known = ["core", "vm", "load", "llm", "tensor_cache", "rpc", "extra", "disco", *device_benches]
     wanted = list(session.posargs) or known
     unknown = sorted(set(wanted) - set(known))
     if unknown:
@@ -327,6 +329,15 @@ def bench(session: nox.Session) -> None:
             str(bench_dir / "extra_bench.py"),
             *("--ours-python", ours_extra, "--apache-python", apache),
             *outputs("extra"),
+        )
+    if "disco" in wanted:
+        ours_extra = _venv_python(session, "ours-extra", TVM_FFI, "numpy", wheelhouse=["tvm[extra]"])
+        gloo = _venv_python(session, "gloo", GLOO_TORCH, "numpy")
+        session.run(
+            "python",
+            str(bench_dir / "disco_bench.py"),
+            *("--ours-python", ours_extra, "--torch-python", gloo),
+            *outputs("disco"),
         )
     if "rpc" in wanted:
         session.run(

@@ -3,6 +3,8 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 
+#include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -97,21 +99,45 @@ bool DistributionLoaded(const std::string& dist, const std::string& missing) {
   return false;
 }
 
+/* What the Python side knows of `dist` (kDistributionStatusGlobal), or "" without it. */
+std::string DistributionStatus(const std::string& dist) {
+  auto status = ::tvm::ffi::Function::GetGlobal(kDistributionStatusGlobal);
+  if (!status.has_value()) return std::string();
+  try {
+    return (*status)(dist).cast<::tvm::ffi::String>();
+  } catch (const std::exception&) {
+    return std::string();
+  }
+}
+
+std::string WheelAdvice(const std::string& dist, const std::string& name) {
+  std::string state = DistributionStatus(dist);
+  if (state == "not installed") {
+    return " It is provided by " + dist + ", which is not installed: pip install " + dist + ".";
+  }
+  bool loaded = state.rfind("loaded", 0) == 0;
+  if (loaded || (state.empty() && DistributionLoaded(dist, name))) {
+    std::string version = loaded ? state.substr(std::strlen("loaded")) : std::string();
+    if (!version.empty()) version = " (" + version.substr(1) + ")";
+    return " It belongs to " + dist +
+           ", which is installed and loaded but does not register it: this version of " + dist +
+           version + " lacks the function (upgrade it: pip install -U " + dist +
+           "; `python -m tvm.backend` shows the versions).";
+  }
+  if (!state.empty()) {
+    return " It is provided by " + dist + ", which is installed but not loaded (" + state +
+           "): `python -m tvm.backend` shows the fix.";
+  }
+  return " It is provided by " + dist +
+         ", which is not installed or failed to load: pip install " + dist +
+         " (`python -m tvm.backend` shows its status).";
+}
+
 }  // namespace
 
 std::string MissingFunctionAdvice(const std::string& name) {
   std::string dist = DistributionForFunction(name);
-  if (!dist.empty()) {
-    if (DistributionLoaded(dist, name)) {
-      return " It belongs to " + dist +
-             ", which is installed and loaded but does not register it: this version of " + dist +
-             " lacks the function (upgrade it: pip install -U " + dist +
-             "; `python -m tvm.backend` shows the versions).";
-    }
-    return " It is provided by " + dist +
-           ", which is not installed or failed to load: pip install " + dist +
-           " (`python -m tvm.backend` shows its status).";
-  }
+  if (!dist.empty()) return WheelAdvice(dist, name);
   for (const Unprovided& entry : kUnprovided) {
     if (Matches(entry.pattern, name)) {
       return " '" + name +

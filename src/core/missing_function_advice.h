@@ -13,6 +13,11 @@
 namespace tvm_runtime {
 namespace core {
 
+/* Registered by the core's Python package (tvm.backend): (str distribution) -> str, one of
+ * "not installed", "loaded <version>", or why an installed wheel is not loaded.  Only Python
+ * knows what pip installed and why a hook did not load; without it the advice is less precise. */
+constexpr const char* kDistributionStatusGlobal = "tvm_runtime.backend.distribution_status";
+
 /* A sentence (with a leading space) saying why no global function `name` exists and what to do,
  * or "" when `name` looks like one of the artifact's own kernels (then the artifact lacks it and
  * re-exporting it is the fix). */

@@ -2,10 +2,12 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
 #include <cstring>
+#include <string>
 
 #include "missing_function_advice.h"
 
@@ -47,10 +49,16 @@ const ModuleKindOwner* ModuleKindOwners() { return kModuleKinds; }
 const FunctionOwner* FunctionOwners() { return kFunctions; }
 
 std::string DistributionForFunction(const std::string& name) {
+  // The most specific declaration wins: "runtime.disco.nccl.*" (the CUDA wheel) over
+  // "runtime.disco.*" (the extra wheel).
+  const FunctionOwner* best = nullptr;
   for (const FunctionOwner& owner : kFunctions) {
-    if (owner.pattern != nullptr && Matches(owner.pattern, name)) return owner.distribution;
+    if (owner.pattern != nullptr && Matches(owner.pattern, name) &&
+        (best == nullptr || std::strlen(owner.pattern) > std::strlen(best->pattern))) {
+      best = &owner;
+    }
   }
-  return std::string();
+  return best != nullptr ? best->distribution : std::string();
 }
 
 int LookupFromImportsWithHint(TVMFFIObjectHandle library_ctx, const char* name,

@@ -1,10 +1,12 @@
 /*
  * Entry points of libtvm_runtime_extra.so.  The Python hook calls TVMRuntimeBackendRegister,
- * which registers the contrib global functions; nothing runs in a static constructor.  There is
- * no device API or module loader: compiled host code reaches these functions by name.
+ * which registers the contrib global functions and Disco's worker-side functions; nothing runs in a
+ * static constructor.  There is no device API or module loader: compiled host code reaches these
+ * functions by name.
  */
 #include <tvm_runtime/backend/backend_entry.h>
 
+#include "disco/disco_register.h"
 #include "extra_register.h"
 
 namespace tvm_runtime {
@@ -15,6 +17,7 @@ void RegisterExtraFunctions() {
   RegisterTopkFunction();
   RegisterRandomFunctions();
   RegisterThreadingFunctions();
+  disco::RegisterDiscoFunctions();
 }
 
 }  // namespace extra

@@ -132,41 +132,56 @@ class TinyLlama(nn.Module):
         self, max_batch_size, max_total_seq_len, prefill_chunk_size, page_size, support_sliding_window
     ) -> PagedKVCache:
         cfg = self.cfg
-        d = cfg["head_dim"]
-        return TIRPagedKVCache(
-            attn_kind="mha",
-            max_batch_size=max_batch_size,
-            max_total_seq_len=max_total_seq_len,
-            prefill_chunk_size=prefill_chunk_size,
-            page_size=page_size,
-            support_sliding_window=support_sliding_window,
-            layer_partition=relax.ShapeExpr([0, cfg["num_layers"]]),
-            num_hidden_layers=cfg["num_layers"],
-            num_attention_heads=cfg["num_heads"],
-            num_key_value_heads=cfg["num_kv_heads"],
-            qk_head_dim=d,
-            v_head_dim=d,
-            mla_original_qk_head_dim=0,
-            mla_original_v_head_dim=0,
-            rope_mode=RopeMode.NORMAL,
-            rope_scale=1,
-            rope_theta=cfg["rope_theta"],
-            rope_scaling={},
-            rope_ext_factors=relax.prim_value(0),
-            rotary_dim=d,
-            enable_disaggregation=False,
-            dtype="float32",
-            target=self.target,
-        )
+        sizes = (max_batch_size, max_total_seq_len, prefill_chunk_size, page_size, support_sliding_window)
+        return tir_paged_kv_cache(cfg, self.target, cfg["num_heads"], cfg["num_kv_heads"], *sizes)
 
 
-def export(cfg: dict, target: tvm.target.Target):
-    model = TinyLlama(cfg, target)
-    model.to("float32")
+def tir_paged_kv_cache(
+    cfg: dict,
+    target: tvm.target.Target,
+    num_heads: int,
+    num_kv_heads: int,
+    max_batch_size,
+    max_total_seq_len,
+    prefill_chunk_size,
+    page_size,
+    support_sliding_window,
+) -> PagedKVCache:
+    """The float32 TIRPagedKVCache of the decoders here (also generate_disco.py's, whose shards
+    hold part of the heads)."""
+    d = cfg["head_dim"]
+    return TIRPagedKVCache(
+        attn_kind="mha",
+        max_batch_size=max_batch_size,
+        max_total_seq_len=max_total_seq_len,
+        prefill_chunk_size=prefill_chunk_size,
+        page_size=page_size,
+        support_sliding_window=support_sliding_window,
+        layer_partition=relax.ShapeExpr([0, cfg["num_layers"]]),
+        num_hidden_layers=cfg["num_layers"],
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        qk_head_dim=d,
+        v_head_dim=d,
+        mla_original_qk_head_dim=0,
+        mla_original_v_head_dim=0,
+        rope_mode=RopeMode.NORMAL,
+        rope_scale=1,
+        rope_theta=cfg["rope_theta"],
+        rope_scaling={},
+        rope_ext_factors=relax.prim_value(0),
+        rotary_dim=d,
+        enable_disaggregation=False,
+        dtype="float32",
+        target=target,
+    )
+
+
+def decoder_spec(hidden: int) -> dict:
+    """export_tvm's spec of the decoders' functions: embed, prefill, decode and the cache."""
     packed = {"param_mode": "packed", "effect_mode": "none"}
-    hidden = cfg["hidden_size"]
     cache_spec = spec.Object(object_type=PagedKVCache)
-    mod_spec = {
+    return {
         "embed": {"input_ids": spec.Tensor(["seq_len"], "int32"), "$": packed},
         "prefill": {
             "input_embed": spec.Tensor([1, "seq_len", hidden], "float32"),
@@ -187,11 +202,16 @@ def export(cfg: dict, target: tvm.target.Target):
             "$": {"param_mode": "none", "effect_mode": "none"},
         },
     }
-    return model.export_tvm(spec=mod_spec)
 
 
-def make_weights(named_params) -> list[np.ndarray]:
-    rng = np.random.default_rng(SEED)
+def export(cfg: dict, target: tvm.target.Target):
+    model = TinyLlama(cfg, target)
+    model.to("float32")
+    return model.export_tvm(spec=decoder_spec(cfg["hidden_size"]))
+
+
+def make_weights(named_params, seed: int = SEED) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
     weights = []
     for name, param in named_params:
         shape = [int(s) for s in param.shape]

@@ -80,7 +80,7 @@ def test_disco_under_apache_tvm_import_path():
         "from tvm.runtime.disco import ThreadedSession\n"
         "sess = ThreadedSession(2)\n"
         "ids = sess.get_global_func('runtime.disco.worker_id')()\n"
-        "print('IDS', sorted(int(ids.debug_get_from_remote(w)) for w in range(2)))\n"
+        "print('IDS', sorted(ids.debug_get_from_remote(w)[0] for w in range(2)))\n"
         "sess.shutdown()\n"
     ).stdout
     assert "IDS [0, 1]" in out, out

@@ -10,6 +10,7 @@
 #ifndef TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
 #define TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 static char* g_log = NULL;
 static size_t g_log_size = 0, g_log_cap = 0;
 static long g_live_allocations = 0;
+/* Disco's thread workers call a fake from several threads at once. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Appends one line ("<what> key=value ...") to the log. */
 static void Log(const char* fmt, ...) {
@@ -39,6 +42,7 @@ static void Log(const char* fmt, ...) {
   if (n < 0) return;
   if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
   line[n++] = '\n';
+  pthread_mutex_lock(&g_log_mu);
   if (g_log_size + (size_t)n + 1 > g_log_cap) {
     g_log_cap = (g_log_cap + (size_t)n + 1) * 2;
     g_log = (char*)realloc(g_log, g_log_cap);
@@ -46,6 +50,7 @@ static void Log(const char* fmt, ...) {
   memcpy(g_log + g_log_size, line, (size_t)n);
   g_log_size += (size_t)n;
   g_log[g_log_size] = '\0';
+  pthread_mutex_unlock(&g_log_mu);
 }
 
 API const char* FAKE_EXPORT(log)(void) { return g_log ? g_log : ""; }

@@ -12,6 +12,7 @@
 #include "cuda_device_api.h"
 #include "cuda_globals.h"
 #include "cuda_module.h"
+#include "cuda_nccl.h"
 #include "cuda_runtime.h"
 
 namespace tvm_runtime {
@@ -29,6 +30,7 @@ void RegisterCudaBackend() {
                                 [](const std::string& payload) { return LoadCudaModule(payload); });
   RegisterCompilerGlobals();
   RegisterEventGlobals();
+  RegisterNcclGlobals();  // Disco's runtime.disco.nccl.*
 }
 
 }  // namespace cuda

@@ -12,6 +12,7 @@
 #include "rocm_device_api.h"
 #include "rocm_globals.h"
 #include "rocm_module.h"
+#include "rocm_rccl.h"
 #include "rocm_runtime.h"
 
 namespace tvm_runtime {
@@ -32,6 +33,7 @@ void RegisterRocmBackend() {
   }
   RegisterDiagnosticGlobals();
   RegisterEventGlobals();
+  RegisterRcclGlobals();  // Disco's runtime.disco.rccl.*
 }
 
 }  // namespace rocm

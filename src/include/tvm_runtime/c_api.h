@@ -314,6 +314,20 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
  *   tvm_runtime.opencl.*      the OpenCL DSO (none registered today);
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today).
+ *   tvm_runtime.cuda.locate_nccl  also the CUDA hook (Python), called by the CUDA DSO when a
+ *                             Disco session first initialises NCCL: () -> list[str] of paths;
+ *   tvm_runtime.backend.distribution_status  registered by the core's Python package, called by
+ *                             the core DSO for its "cannot find function" errors:
+ *                             (str distribution) -> str;
+ *   tvm_runtime.disco.*       the extra DSO (Disco); see 4f.
+ *
+ * 4f. Registered by the extra DSO (Disco, tvm-runtime-extra 0.1.0+), called by the GPU backends'
+ *     NCCL/RCCL code (tvm_runtime/backend/disco_nccl.h) on a Disco worker's thread; not part of
+ *     the core's ABI (the core neither registers nor calls them):
+ *   tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,
+ *                             local_worker_id]
+ *   tvm_runtime.disco.set_ccl     (str ccl, Device default_device) -> None
+ *     The other tvm_runtime.disco.* names are private to the extra wheel.
  *
  * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
  * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use

@@ -103,6 +103,9 @@ static int ExpectedParams(const char* kernel) {
 }
 
 static int CtxId(void) { return t_current ? t_current->device : -1; }
+
+/* The device of the calling thread's current context (-1: none), for the fake NCCL. */
+API int fake_cuda_current_device(void) { return CtxId(); }
 static int StreamId(Stream* s) { return s ? s->id : 0; }
 
 #define REQUIRE_INIT() \

@@ -46,6 +46,9 @@ static int g_warp = 64;
 static char g_arch[256] = "gfx90a:sramecc+:xnack-";
 static int g_reject_loads = 0;
 static __thread int t_device = 0;
+
+/* The calling thread's current device, for the fake NCCL (RCCL). */
+API int fake_hip_current_device(void) { return t_device; }
 static int g_next_stream = 1, g_next_event = 1;
 static double g_clock_ms = 0;
 

@@ -45,6 +45,9 @@ from .loader import (  # noqa: E402
     load,
     load_backends,
 )
+from ._distribution_status import register as _register_distribution_status  # noqa: E402
+
+_register_distribution_status()  # for the core's "cannot find function" errors
 
 __all__ = [
     "BackendLoadError",

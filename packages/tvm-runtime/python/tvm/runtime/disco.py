@@ -18,7 +18,6 @@ try:
         Session,
         SocketSession,
         ThreadedSession,
-        worker_id,
     )
 except ImportError as err:  # the wheel is missing, too old, or its hook failed to import
     from ._extra_hint import disco_import_error
@@ -34,5 +33,4 @@ __all__ = [
     "Session",
     "SocketSession",
     "ThreadedSession",
-    "worker_id",
 ]

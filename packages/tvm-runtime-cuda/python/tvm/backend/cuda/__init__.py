@@ -15,7 +15,9 @@ Environment:
   ``TVM_CUDA_CACHE_DIR``          compiled-kernel cache (default ~/.cache/tvm-runtime/cuda);
   ``TVM_CUDA_CACHE_DISABLE=1``    never read or write that cache;
   ``TVM_CUDA_NVRTC_FAST_MATH=0``  compile source without --use_fast_math;
-  ``TVM_CUDA_NVRTC_EXTRA_OPTS``   extra NVRTC options, whitespace-separated.
+  ``TVM_CUDA_NVRTC_EXTRA_OPTS``   extra NVRTC options, whitespace-separated;
+  ``TVM_NCCL_LIBRARY``            NCCL library for Disco's nccl collectives (skips the search;
+                                  ``pip install "tvm-runtime-cuda[nccl]"`` installs one).
 """
 
 from __future__ import annotations
@@ -29,16 +31,20 @@ except ImportError as err:  # only this wheel's portion of the `tvm` namespace i
 
 from ._event import Event
 from ._ffi import cuda_global as _global
+from ._nccl import LOCATOR_GLOBAL as _NCCL_LOCATOR
+from ._nccl import locate_nccl
 from ._nvrtc import LOCATOR_GLOBAL, locate_nvrtc
 
 _CUDA = hook_api.DeviceType.kDLCUDA
 
 
-def _register_nvrtc_locator() -> None:
+def _register_locators() -> None:
     import tvm_ffi
 
     # Called by the C++ side on the first source compile, never before.
     tvm_ffi.register_global_func(LOCATOR_GLOBAL, locate_nvrtc, override=True)
+    # Called by the C++ side when a Disco session first initialises NCCL.
+    tvm_ffi.register_global_func(_NCCL_LOCATOR, locate_nccl, override=True)
 
 
 def driver_info() -> dict[str, Any]:
@@ -109,7 +115,7 @@ BACKEND = hook_api.declare_backend(
     host_device_types=[hook_api.DeviceType.kDLCUDAHost],  # page-locked host memory: no target
     detect_target=detect_target,
     diagnostics=driver_info,
-    after_load=_register_nvrtc_locator,
+    after_load=_register_locators,
 )
 
 # apache-tvm's names.
@@ -126,6 +132,7 @@ __all__ = [
     "detect_target_from_device",
     "driver_info",
     "driver_status",
+    "locate_nccl",
     "locate_nvrtc",
     "nvrtc_info",
     "register_backend",

@@ -7,7 +7,9 @@ loads ``libtvm_runtime_rocm.so`` and registers the target detector.  The HIP run
 
 Environment:
   ``TVM_ROCM_LIBRARY``  HIP runtime library to open instead of searching ``$ROCM_PATH/lib``,
-                        ``$CONDA_PREFIX/lib``, the system and ``/opt/rocm/lib``.
+                        ``$CONDA_PREFIX/lib``, the system and ``/opt/rocm/lib``;
+  ``TVM_RCCL_LIBRARY``  RCCL for Disco's rccl collectives (``session.init_ccl("rccl", ...)``),
+                        instead of searching the same places for ``librccl.so.1``.
 """
 
 from __future__ import annotations
