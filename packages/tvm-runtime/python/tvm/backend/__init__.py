@@ -37,6 +37,7 @@ for _entry in _sys.path:
     ):
         __path__.append(_portion)
 
+from ._distribution_status import register as _register_distribution_status  # noqa: E402
 from ._dso import BackendLoadError, load_backend_dso  # noqa: E402
 from ._registry import BackendRecord, backend_errors, is_loaded, list_backends  # noqa: E402
 from ._target import detect_target_from_device, register_device_target_detector  # noqa: E402
@@ -45,7 +46,6 @@ from .loader import (  # noqa: E402
     load,
     load_backends,
 )
-from ._distribution_status import register as _register_distribution_status  # noqa: E402
 
 _register_distribution_status()  # for the core's "cannot find function" errors
 

@@ -18,6 +18,7 @@ try:
 except ImportError as err:  # only this wheel's portion of the `tvm` namespace is installed
     raise ImportError(f"{__name__} needs the tvm-runtime core wheel: pip install -U tvm-runtime") from err
 
+
 # Serves no device type: a failure to load is reported by name, not on a device, and the driver
 # status is always "" (the contrib functions need no driver).
 def _worker_process(worker_id: int, num_workers: int, num_groups: int, read_fd: int, write_fd: int) -> None:
