@@ -128,9 +128,8 @@ std::string WheelAdvice(const std::string& dist, const std::string& name) {
     return " It is provided by " + dist + ", which is installed but not loaded (" + state +
            "): `python -m tvm.backend` shows the fix.";
   }
-  return " It is provided by " + dist +
-         ", which is not installed or failed to load: pip install " + dist +
-         " (`python -m tvm.backend` shows its status).";
+  return " It is provided by " + dist + ", which is not installed or failed to load: pip install " +
+         dist + " (`python -m tvm.backend` shows its status).";
 }
 
 }  // namespace

@@ -34,8 +34,8 @@
 #include <utility>
 #include <vector>
 
-#include "allocators.h"
 #include "../ffi_names.h"
+#include "allocators.h"
 #include "vm_init.h"
 
 namespace tvm_runtime {
