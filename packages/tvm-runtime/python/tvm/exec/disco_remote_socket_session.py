@@ -15,6 +15,10 @@ USAGE = "usage: python -m tvm.exec.disco_remote_socket_session HOST PORT NUM_WOR
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args in (["-h"], ["--help"]):
+        print(USAGE)
+        print(__doc__.split("\n\n", 1)[1].strip())
+        return 0
     if len(args) != 3 or not args[1].isdigit() or not args[2].isdigit() or int(args[2]) < 1:
         print(USAGE, file=sys.stderr)
         return 2
