@@ -279,6 +279,10 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       Device types with a registered device-API table.
  *   runtime.GetDeviceTargetProperty (Device dev, str key) -> Any                since 1.0
  *       The table's get_target_property (None if the backend has none).
+ *   The other way round, registered by the core's Python package and called by the core DSO
+ *   (when present) for its "cannot find function" errors:
+ *   tvm_runtime.backend.distribution_status (str distribution) -> str
+ *       "not installed", "loaded <version>", or why the installed wheel is not loaded.
  *
  * 4c. Registered by the core under apache-tvm 0.27's names (compiled artifacts and apache-tvm's
  *     Python API call them; fixed by apache-tvm, listed so nobody renames them):
@@ -296,6 +300,9 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       Vulkan capability by apache-tvm's key names (tvm.target "-from_device").
  *   tvm.contrib.sort.*, tvm.contrib.random.*, tvm.runtime.threading.*: the contrib functions
  *       of tvm-runtime-extra.
+ *   runtime.disco.*, runtime.disco.nccl.*, runtime.disco.rccl.*: Disco's worker side (the
+ *       collectives compiled tensor-parallel models call, the cpu collective library) in
+ *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
  *
  * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
  *     with the wheel; listed to reserve the prefixes).  The convention: a backend named <name>
@@ -305,7 +312,9 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
  *                             cache_dir, driver_info, event_* (tvm_runtime/backend/gpu_events.h);
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
- *                             first runtime compile: (int driver_major) -> list[dict];
+ *                             first runtime compile: (int driver_major) -> list[dict], and
+ *                             locate_nccl, called when a Disco session first initialises
+ *                             NCCL: () -> list[str] of paths;
  *   tvm_runtime.rocm.*        the ROCm DSO: describe_module, describe_code_object, driver_info,
  *                             event_*;
  *   tvm_runtime.vulkan.*      the Vulkan DSO: device_stats, validation_messages,
@@ -313,21 +322,9 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
  *   tvm_runtime.opencl.*      the OpenCL DSO (none registered today);
- *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today).
- *   tvm_runtime.cuda.locate_nccl  also the CUDA hook (Python), called by the CUDA DSO when a
- *                             Disco session first initialises NCCL: () -> list[str] of paths;
- *   tvm_runtime.backend.distribution_status  registered by the core's Python package, called by
- *                             the core DSO for its "cannot find function" errors:
- *                             (str distribution) -> str;
- *   tvm_runtime.disco.*       the extra DSO (Disco); see 4f.
- *
- * 4f. Registered by the extra DSO (Disco, tvm-runtime-extra 0.1.0+), called by the GPU backends'
- *     NCCL/RCCL code (tvm_runtime/backend/disco_nccl.h) on a Disco worker's thread; not part of
- *     the core's ABI (the core neither registers nor calls them):
- *   tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,
- *                             local_worker_id]
- *   tvm_runtime.disco.set_ccl     (str ccl, Device default_device) -> None
- *     The other tvm_runtime.disco.* names are private to the extra wheel.
+ *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
+ *                             internals have a prefix of their own because the GPU
+ *                             backends call two of them, see 4f).
  *
  * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
  * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use
@@ -335,6 +332,15 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  * <vendor>_error.{h,cc} turns vendor status codes into errors, <name>_*.{h,cc} hold the device,
  * module and kernel code (files about one format are named for it: spirv_info, code_object), and
  * register.cc defines the two entry points of part 3.
+ *
+ * 4f. Registered by the extra DSO (Disco, tvm-runtime-extra 0.1.0+), called by the GPU backends'
+ *     NCCL/RCCL code (tvm_runtime/backend/disco_nccl.h) on a Disco worker's thread; not part of
+ *     the core's ABI (the core neither registers nor calls them):
+ *   tvm_runtime.disco.*       the extra wheel's Disco internals (declared in its
+ *                             `global-functions`); the GPU backends call two of them:
+ *   tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,
+ *                             local_worker_id]
+ *   tvm_runtime.disco.set_ccl     (str ccl, Device default_device) -> None
  */
 
 /* ---------------------------------------------------------------------------------------- */
