@@ -37,6 +37,7 @@ HARNESSES = {
     "cuda_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="cuda"']),
     "webgpu_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="webgpu"']),
     "rocm_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="hip"', '-DFUZZ_BACKEND="rocm"']),
+    "cache_entry": ("fuzz_cache_entry.cc", []),
 }
 # Per-input limits: a hang or a runaway allocation is a finding too.
 LIBFUZZER_FLAGS = ["-timeout=10", "-rss_limit_mb=3072", "-malloc_limit_mb=2048", "-print_final_stats=1"]
