@@ -95,6 +95,17 @@ def _devices_of(device_type: tvm_ffi.DLDeviceType) -> tuple[list[dict[str, Any]]
     return devices, status
 
 
+def kernel_cache(name: str) -> dict[str, Any] | None:
+    """The backend's persistent kernel cache (its `tvm_runtime.<name>.cache_info`), if it has one."""
+    info = tvm_ffi.get_global_func(f"tvm_runtime.{name}.cache_info", allow_missing=True)
+    if info is None:
+        return None
+    try:
+        return {str(k): v for k, v in info().items()}
+    except Exception as err:  # noqa: BLE001 - report, never fail
+        return {"error": str(err)}
+
+
 def collect() -> dict[str, Any]:
     """Everything the diagnostic command shows, as JSON-serialisable data."""
     cpu_devices, _ = _devices_of(_CPU)
@@ -129,6 +140,7 @@ def collect() -> dict[str, Any]:
         entry["library"] = loaded.path if loaded else getattr(hook, "_DSO", None)
         entry["abi_version"] = _core.abi_version_str(loaded.abi_version) if loaded else None
         if record.status == "loaded":
+            entry["kernel_cache"] = kernel_cache(name)
             entry["device_types"] = []
             for device_type in getattr(hook, "DEVICE_TYPES", ()):
                 device_type = tvm_ffi.DLDeviceType(device_type)
