@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -153,3 +154,27 @@ def finish_kernels(proc: subprocess.Popen) -> dict:
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, f"child failed ({proc.returncode}):\n{stdout}\n{stderr}"
     return _result(stdout)
+
+
+@dataclass
+class WarmCache:
+    """A cache directory one process filled by running kernel cases, and what that run reported."""
+
+    directory: Path
+    result: dict
+
+    @classmethod
+    def fill(cls, backend: str, names: list[str], directory: Path) -> WarmCache:
+        env = {f"TVM_{backend.upper()}_CACHE_DIR": str(directory)}
+        return cls(directory, run_kernels(backend, names, env))
+
+    def entry(self, name: str) -> str:
+        """The file name of the one entry case `name` made."""
+        (made,) = self.result["made"][name]
+        return made
+
+    def copy(self, tmp_path: Path) -> Path:
+        """A copy of the directory for one scenario to change."""
+        directory = tmp_path / "cache"
+        shutil.copytree(self.directory, directory)
+        return directory

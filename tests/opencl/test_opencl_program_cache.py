@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 from backend_testing import parse_function_table_payload
 from cache_testing import (
+    WarmCache,
     encode_entry,
     entries,
     file_name,
@@ -43,22 +42,9 @@ def dev():
 
 
 @pytest.fixture(scope="module")
-def warm(dev, tmp_path_factory) -> tuple[Path, dict]:
-    """A cache filled by one process running every kernel: (its directory, that run's result)."""
-    directory = tmp_path_factory.mktemp("opencl-warm") / "cache"
-    result = run_kernels("opencl", KERNELS, {"TVM_OPENCL_CACHE_DIR": str(directory)})
-    return directory, result
-
-
-def copy_of(warm, tmp_path) -> Path:
-    directory = tmp_path / "cache"
-    shutil.copytree(warm[0], directory)
-    return directory
-
-
-def entry_of(warm, name: str) -> str:
-    (made,) = warm[1]["made"][name]
-    return made
+def warm(dev, tmp_path_factory) -> WarmCache:
+    """A cache filled by one process running every kernel."""
+    return WarmCache.fill("opencl", KERNELS, tmp_path_factory.mktemp("opencl-warm") / "cache")
 
 
 def source_of(name: str) -> bytes:
@@ -67,22 +53,22 @@ def source_of(name: str) -> bytes:
 
 
 def test_first_process_compiles_and_stores_every_kernel(dev, warm):
-    directory, result = warm
+    directory, result = warm.directory, warm.result
     assert all(result["ok"].values()), result["ok"]
     stats = result["cache"]
     assert (stats["misses"], stats["stored"], stats["rejected"]) == (len(KERNELS), len(KERNELS), 0)
     assert stats["hits"] == LOADS - len(KERNELS)
     assert stats["dir"] == str(directory) and stats["enabled"]
     found = entries(directory)  # parses each file against the documented layout
-    assert set(found) == {entry_of(warm, k) for k in KERNELS}
+    assert set(found) == {warm.entry(k) for k in KERNELS}
     assert stats["entries"] == len(found) and stats["bytes"] == sum(
         p.stat().st_size for p in directory.iterdir()
     )
     for name in KERNELS:
-        entry = found[entry_of(warm, name)]
+        entry = found[warm.entry(name)]
         fields = entry.fields
         # Keyed by everything the binary depends on, named by the digest of that key.
-        assert entry_of(warm, name) == file_name(entry.description)
+        assert warm.entry(name) == file_name(entry.description)
         assert fields["kind"] == "opencl-program/1"
         assert fields["source.sha256"] == hashlib.sha256(source_of(name)).hexdigest()
         assert fields["runtime"] == tvm.__version__
@@ -94,7 +80,7 @@ def test_first_process_compiles_and_stores_every_kernel(dev, warm):
 
 
 def test_second_process_loads_every_kernel_from_the_cache(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
+    directory = warm.copy(tmp_path)
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
     result = run_kernels("opencl", KERNELS, {"TVM_OPENCL_CACHE_DIR": str(directory)})
     assert all(result["ok"].values()), result["ok"]
@@ -139,9 +125,9 @@ DAMAGE = {
 
 
 def test_damaged_entries_are_rebuilt_and_replaced(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
+    directory = warm.copy(tmp_path)
     for name, damage in DAMAGE.items():
-        path = directory / entry_of(warm, name)
+        path = directory / warm.entry(name)
         path.write_bytes(damage(path.read_bytes()))
     result = run_kernels("opencl", KERNELS, {"TVM_OPENCL_CACHE_DIR": str(directory)})
     assert all(result["ok"].values()), result["ok"]
@@ -153,7 +139,7 @@ def test_damaged_entries_are_rebuilt_and_replaced(warm, tmp_path):
     )
     assert "rebuilt and replaced" in stats["last_problem"]
     # Every file is a sound entry again, equal in key to the original.
-    original = entries(warm[0])
+    original = entries(warm.directory)
     assert {n: e.description for n, e in entries(directory).items()} == {
         n: e.description for n, e in original.items()
     }
@@ -166,8 +152,8 @@ def test_damaged_entries_are_rebuilt_and_replaced(warm, tmp_path):
 def test_entry_made_for_another_runtime_or_driver_is_not_used(warm, tmp_path, field, value):
     # A file whose recorded key differs in one input (a runtime upgrade, a driver update), even
     # with a self-consistent digest and checksum, is never handed to the driver.
-    directory = copy_of(warm, tmp_path)
-    path = directory / entry_of(warm, "add")
+    directory = warm.copy(tmp_path)
+    path = directory / warm.entry("add")
     entry = parse_entry(path.read_bytes())
     path.write_bytes(encode_entry(with_field(entry, field, value), entry.payload))
     result = run_kernels("opencl", ["add"], {"TVM_OPENCL_CACHE_DIR": str(directory)})
@@ -178,9 +164,9 @@ def test_entry_made_for_another_runtime_or_driver_is_not_used(warm, tmp_path, fi
 
 def test_key_changes_with_driver_and_runtime(warm):
     # The other side: the name an entry is stored under is the digest of all those inputs.
-    entry = parse_entry((warm[0] / entry_of(warm, "add")).read_bytes())
+    entry = parse_entry((warm.directory / warm.entry("add")).read_bytes())
     names = {file_name(with_field(entry, f, "x")) for f in ("runtime", "driver_version", "device", "options")}
-    assert len(names) == 4 and entry_of(warm, "add") not in names
+    assert len(names) == 4 and warm.entry("add") not in names
 
 
 def test_concurrent_processes_fill_one_cache(dev, tmp_path):
@@ -198,15 +184,15 @@ def test_concurrent_processes_fill_one_cache(dev, tmp_path):
 
 
 def test_size_cap_evicts_least_recently_used(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
+    directory = warm.copy(tmp_path)
     older = ["add", "matmul", "row_sum"]
     new = "tiny_add"
-    (directory / entry_of(warm, new)).unlink()
+    (directory / warm.entry(new)).unlink()
     for age, name in enumerate(older):  # add oldest
-        os.utime(directory / entry_of(warm, name), (1000 + age, 1000 + age))
+        os.utime(directory / warm.entry(name), (1000 + age, 1000 + age))
     for name in set(KERNELS) - set(older) - {new}:
-        (directory / entry_of(warm, name)).unlink()
-    sizes = {k: (warm[0] / entry_of(warm, k)).stat().st_size for k in [*older, new]}
+        (directory / warm.entry(name)).unlink()
+    sizes = {k: (warm.directory / warm.entry(k)).stat().st_size for k in [*older, new]}
     # Room for the new entry and one more: matmul, refreshed by its hit, stays (the slack allows
     # for a rebuilt binary of a slightly different size, and is smaller than either victim).
     cap = sizes["matmul"] + sizes[new] + min(sizes["add"], sizes["row_sum"]) // 2
@@ -217,7 +203,7 @@ def test_size_cap_evicts_least_recently_used(warm, tmp_path):
     )
     assert all(result["ok"].values())
     assert (result["cache"]["hits"], result["cache"]["stored"], result["cache"]["evicted"]) == (1, 1, 2)
-    assert set(entries(directory)) == {entry_of(warm, "matmul"), entry_of(warm, new)}
+    assert set(entries(directory)) == {warm.entry("matmul"), warm.entry(new)}
     assert sum(p.stat().st_size for p in directory.iterdir()) <= cap
 
 
@@ -260,13 +246,13 @@ def test_report_shows_the_cache(tmp_path):
 
 
 def test_eviction_sweeps_temporary_files_of_dead_writers(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
-    stale = directory / f"{entry_of(warm, 'add')}.tmp.99999.0"
-    fresh = directory / f"{entry_of(warm, 'add')}.tmp.99998.0"
+    directory = warm.copy(tmp_path)
+    stale = directory / f"{warm.entry('add')}.tmp.99999.0"
+    fresh = directory / f"{warm.entry('add')}.tmp.99998.0"
     stale.write_bytes(b"half an entry")
     fresh.write_bytes(b"being written")
     hour_ago = time.time() - 7200
     os.utime(stale, (hour_ago, hour_ago))
-    (directory / entry_of(warm, "add")).unlink()
+    (directory / warm.entry("add")).unlink()
     run_kernels("opencl", ["add"], {"TVM_OPENCL_CACHE_DIR": str(directory)})
     assert not stale.exists() and fresh.exists()

@@ -4,12 +4,18 @@ driver's own header (vendor id, device id, pipelineCacheUUID) before any driver 
 
 from __future__ import annotations
 
-import shutil
 import struct
-from pathlib import Path
 
 import pytest
-from cache_testing import encode_entry, entries, finish_kernels, parse_entry, run_kernels, start_kernels
+from cache_testing import (
+    WarmCache,
+    encode_entry,
+    entries,
+    finish_kernels,
+    parse_entry,
+    run_kernels,
+    start_kernels,
+)
 from vk_support import vulkan_device
 
 import tvm
@@ -23,20 +29,9 @@ def dev():
 
 
 @pytest.fixture(scope="module")
-def warm(dev, tmp_path_factory) -> tuple[Path, dict]:
-    directory = tmp_path_factory.mktemp("vulkan-warm") / "cache"
-    return directory, run_kernels("vulkan", KERNELS, {"TVM_VULKAN_CACHE_DIR": str(directory)})
-
-
-def copy_of(warm, tmp_path) -> Path:
-    directory = tmp_path / "cache"
-    shutil.copytree(warm[0], directory)
-    return directory
-
-
-def entry_of(warm, name: str) -> str:
-    (made,) = warm[1]["made"][name]
-    return made
+def warm(dev, tmp_path_factory) -> WarmCache:
+    """A cache filled by one process running every kernel."""
+    return WarmCache.fill("vulkan", KERNELS, tmp_path_factory.mktemp("vulkan-warm") / "cache")
 
 
 def header_of(payload: bytes) -> tuple[int, int, int, int, bytes]:
@@ -45,12 +40,12 @@ def header_of(payload: bytes) -> tuple[int, int, int, int, bytes]:
 
 
 def test_first_process_stores_each_pipeline_cache(warm):
-    directory, result = warm
+    directory, result = warm.directory, warm.result
     assert all(result["ok"].values()), result["ok"]
     stats = result["cache"]
     assert (stats["misses"], stats["stored"], stats["hits"]) == (len(KERNELS), len(KERNELS), 0)
     found = entries(directory)
-    assert set(found) == {entry_of(warm, k) for k in KERNELS}
+    assert set(found) == {warm.entry(k) for k in KERNELS}
     for entry in found.values():
         fields = entry.fields
         assert fields["kind"] == "vulkan-pipeline/1" and fields["runtime"] == tvm.__version__
@@ -62,7 +57,7 @@ def test_first_process_stores_each_pipeline_cache(warm):
 
 
 def test_second_process_seeds_its_pipelines_from_the_cache(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
+    directory = warm.copy(tmp_path)
     result = run_kernels("vulkan", KERNELS, {"TVM_VULKAN_CACHE_DIR": str(directory)})
     assert all(result["ok"].values())
     stats = result["cache"]
@@ -83,9 +78,9 @@ FOREIGN = {
 
 
 def test_pipeline_cache_data_of_another_device_is_never_used(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
+    directory = warm.copy(tmp_path)
     for name, change in FOREIGN.items():
-        path = directory / entry_of(warm, name)
+        path = directory / warm.entry(name)
         entry = parse_entry(path.read_bytes())
         path.write_bytes(encode_entry(entry.description, change(entry.payload)))
     result = run_kernels("vulkan", KERNELS, {"TVM_VULKAN_CACHE_DIR": str(directory)})
@@ -94,16 +89,17 @@ def test_pipeline_cache_data_of_another_device_is_never_used(warm, tmp_path):
     assert (stats["rejected"], stats["stored"], stats["hits"]) == (len(FOREIGN), len(FOREIGN), 0)
     # Each was rebuilt and replaced by data for this device.
     for name in FOREIGN:
-        assert parse_entry((directory / entry_of(warm, name)).read_bytes()).payload == parse_entry(
-            (warm[0] / entry_of(warm, name)).read_bytes()
-        ).payload
+        assert (
+            parse_entry((directory / warm.entry(name)).read_bytes()).payload
+            == parse_entry((warm.directory / warm.entry(name)).read_bytes()).payload
+        )
 
 
 def test_damaged_entries_and_concurrent_writers(warm, tmp_path):
-    directory = copy_of(warm, tmp_path)
-    first = directory / entry_of(warm, "add")
+    directory = warm.copy(tmp_path)
+    first = directory / warm.entry("add")
     first.write_bytes(first.read_bytes()[:-7])
-    second = directory / entry_of(warm, "matmul")
+    second = directory / warm.entry("matmul")
     data = second.read_bytes()
     second.write_bytes(data[:100] + bytes([data[100] ^ 0xFF]) + data[101:])
     env = {"TVM_VULKAN_CACHE_DIR": str(directory)}
