@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string file(bytes, size);
   std::string payload;
-  if (tvm_runtime::backend::DecodeCacheEntry(file, HarnessKey(), &payload) == CacheEntryCheck::kOk) {
+  if (tvm_runtime::backend::DecodeCacheEntry(file, HarnessKey(), &payload) ==
+      CacheEntryCheck::kOk) {
     Require(tvm_runtime::backend::EncodeCacheEntry(HarnessKey(), payload) == file);
   }
   return 0;

@@ -85,8 +85,8 @@ TEST_CASE("Crc32 is zlib's CRC-32, whatever the alignment and split") {
 
 TEST_CASE("CacheKey: a description of every input, escaped, named by its digest") {
   CacheKey key = TestKey("kernel void f() {}");
-  CHECK(key.description().rfind("kind=test-program/1\ndriver_version=PoCL 3.1\nsource.sha256=", 0) ==
-        0);
+  CHECK(key.description().rfind("kind=test-program/1\ndriver_version=PoCL 3.1\nsource.sha256=",
+                                0) == 0);
   CHECK(key.digest().size() == 64);
   CHECK(key.FileName() == key.digest().substr(0, 40) + ".entry");
   CHECK(TestKey("kernel void f() {}").digest() == key.digest());
