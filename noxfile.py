@@ -181,7 +181,8 @@ def demo(session: nox.Session) -> None:
         runtime_dir = os.path.abspath(session.create_tmp())
         os.chmod(runtime_dir, 0o700)  # Mesa accepts only a private one
     env = {"XDG_RUNTIME_DIR": runtime_dir}
-    session.run("python", "examples/run_everywhere.py", env=env)
+    # Each artifact in two fresh processes over initially empty kernel caches: cold and warm.
+    session.run("python", "examples/run_everywhere.py", "--cold-and-warm", env=env)
     session.run("python", "-m", "tvm.backend", env=env)
 
 
