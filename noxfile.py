@@ -182,7 +182,8 @@ def demo(session: nox.Session) -> None:
         runtime_dir = os.path.abspath(session.create_tmp())
         os.chmod(runtime_dir, 0o700)  # Mesa accepts only a private one
     env = {"XDG_RUNTIME_DIR": runtime_dir}
-    session.run("python", "examples/run_everywhere.py", env=env)
+    # Each artifact in two fresh processes over initially empty kernel caches: cold and warm.
+    session.run("python", "examples/run_everywhere.py", "--cold-and-warm", env=env)
     session.run("python", "-m", "tvm.backend", env=env)
 
 
@@ -231,12 +232,23 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md.
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
-    extra, disco, and each backend that has benchmarks/<name>_bench.py).
+    extra, disco, firstcall, and each backend that has benchmarks/<name>_bench.py).
     """
     device_benches = [
         b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
     ]
-    known = ["core", "vm", "load", "llm", "tensor_cache", "rpc", "extra", "disco", *device_benches]
+    known = [
+        "core",
+        "vm",
+        "load",
+        "llm",
+        "tensor_cache",
+        "rpc",
+        "extra",
+        "disco",
+        "firstcall",
+        *device_benches,
+    ]
     wanted = list(session.posargs) or known
     unknown = sorted(set(wanted) - set(known))
     if unknown:
@@ -252,7 +264,7 @@ def bench(session: nox.Session) -> None:
         return ["--out", str(RESULTS / f"{name}_bench.json"), "--markdown", str(RESULTS / f"{name}_bench.md")]
 
     ours_all = None
-    if "core" in wanted or any(name in wanted for name in device_benches):
+    if "core" in wanted or "firstcall" in wanted or any(name in wanted for name in device_benches):
         ours_all = _venv_python(
             session,
             "ours-all",
@@ -281,6 +293,11 @@ def bench(session: nox.Session) -> None:
             session.run(
                 str(ours_all), str(script), "--json", str(RESULTS / f"{name}_bench.json"), external=True
             )
+    if "firstcall" in wanted:
+        # Fresh processes per first call, cold and warm kernel caches, on PoCL and lavapipe.
+        session.run(
+            str(ours_all), str(bench_dir / "firstcall_bench.py"), *outputs("firstcall"), external=True
+        )
     if "vm" in wanted:
         session.run(
             "python",

@@ -40,6 +40,7 @@ HARNESSES = {
     "cuda_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="cuda"']),
     "webgpu_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="webgpu"']),
     "rocm_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="hip"', '-DFUZZ_BACKEND="rocm"']),
+    "cache_entry": ("fuzz_cache_entry.cc", []),
 }
 # Python targets (atheris): target -> script; each writes its own seeds (--write-seeds DIR).
 PY_HARNESSES = {

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 sys.path.insert(0, str(ROOT / "tests"))
 import backend_testing  # noqa: E402  (the tests' own helpers, found through the line above)
+import cache_testing  # noqa: E402
 
 # Target -> module kind whose payloads seed it (None: the whole library-bin container).
 MODULE_TARGETS = {
@@ -33,7 +34,10 @@ PARAMS_TARGET = "params"
 TENSOR_CACHE_TARGET = "tensor_cache"
 # fuzz_tensor_cache.cc: the index, then shard i after the i-th separator
 TENSOR_CACHE_SEPARATOR = b"\n--tvmrt-shard--\n"
-TARGETS = (LIBRARY_BIN_TARGET, PARAMS_TARGET, TENSOR_CACHE_TARGET, *MODULE_TARGETS)
+CACHE_ENTRY_TARGET = "cache_entry"
+TARGETS = (LIBRARY_BIN_TARGET, PARAMS_TARGET, TENSOR_CACHE_TARGET, CACHE_ENTRY_TARGET, *MODULE_TARGETS)
+# The key fuzz/fuzz_cache_entry.cc decodes entries for (CacheKey's description of it).
+CACHE_ENTRY_KEY = "kind=fuzz-entry/1\nruntime=0.0.0\ndriver_version=fuzz driver 1.0\n"
 
 
 def library_bin(data: bytes) -> bytes | None:
@@ -75,6 +79,12 @@ def write_seeds(out: Path) -> dict[str, int]:
             "_".join(index.relative_to(ARTIFACTS).with_suffix("").parts),
             tensor_cache_input(index),
         )
+    # Cache entries of the harness's key holding real payloads (an OpenCL source, a SPIR-V
+    # module's bytes), and one that is empty.
+    for so in [ARTIFACTS / "opencl" / "add.so", ARTIFACTS / "vulkan" / "add.so"]:
+        payload = backend_testing.embedded_modules(so)[0].payload
+        put(CACHE_ENTRY_TARGET, so.parent.name, cache_testing.encode_entry(CACHE_ENTRY_KEY, payload))
+    put(CACHE_ENTRY_TARGET, "empty", cache_testing.encode_entry(CACHE_ENTRY_KEY, b""))
     return counts
 
 

@@ -6,10 +6,13 @@ repository's packages/ directory is never put on sys.path.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -20,6 +23,17 @@ import numpy as np
 import process_audit
 import pytest
 import skip_audit
+
+# The persistent kernel caches (OpenCL program binaries, Vulkan pipeline caches, CUDA cubins) of
+# this whole run, its subprocesses included, live in one temporary directory: the suite never
+# reads or writes ~/.cache/tvm-runtime.  Tests about the caches point them elsewhere again.
+# (Children that import this file inherit the setting and keep any cache a test gave them.)
+if "TVM_TEST_KERNEL_CACHES" not in os.environ:
+    os.environ["TVM_TEST_KERNEL_CACHES"] = tempfile.mkdtemp(prefix="tvm-test-kernel-caches-")
+    atexit.register(shutil.rmtree, os.environ["TVM_TEST_KERNEL_CACHES"], ignore_errors=True)
+    for _backend in ("opencl", "vulkan", "cuda"):
+        os.environ[f"TVM_{_backend.upper()}_CACHE_DIR"] = f"{os.environ['TVM_TEST_KERNEL_CACHES']}/{_backend}"
+KERNEL_CACHES = Path(os.environ["TVM_TEST_KERNEL_CACHES"])
 
 REPO = Path(os.environ.get("TVM_REPO_ROOT", Path(__file__).resolve().parent.parent))
 ARTIFACTS = REPO / "tests" / "artifacts"

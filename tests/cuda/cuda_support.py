@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,6 @@ CUDA = 2
 CUDA_HOST = 3
 HERE = Path(__file__).resolve().parent
 FAKE_DRIVER_SOURCE = HERE / "fake_driver" / "fake_cuda.c"
-
-# Compiled kernels and NVRTC's unpacked headers go to a throwaway cache, never the user's
-# ~/.cache (subprocesses inherit it); a test that needs a fresh cache overrides it again.
-os.environ.setdefault("TVM_CUDA_CACHE_DIR", tempfile.mkdtemp(prefix="tvm-cuda-test-cache-"))
 
 
 def cuda_device(tvm: Any, index: int = 0) -> Any:

@@ -10,12 +10,16 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from backend_testing import elf_section_names
+from cache_testing import encode_entry, entries, file_name, parse_entry, with_field
 from cuda_support import cuda_payload_of, nvrtc_or_skip, parse_cuda_payload
 
+import tvm
 import tvm.backend.cuda as hook
 from conftest import ARTIFACTS, MANIFEST, run_python
 
@@ -69,8 +73,12 @@ def test_compiles_artifact_source_to_cubin(nvrtc, cache, file, arch):
 
     entry = Path(first["cache_file"])
     assert entry.parent == cache / "kernels" and entry.is_file()
-    assert entry.name.startswith(hashlib.sha256(source.encode()).hexdigest()[:32])
-    assert f"-{arch}-nvrtc{nvrtc['version']}-" in entry.name
+    stored = parse_entry(entry.read_bytes())  # the shared entry format, checksum and digest checked
+    assert stored.payload == image and entry.name == file_name(stored.description)
+    fields = stored.fields
+    assert fields["kind"] == "cuda-nvrtc/2" and fields["target"] == arch and fields["format"] == "cubin"
+    assert fields["nvrtc"] == nvrtc["version"] and fields["runtime"] == tvm.__version__
+    assert fields["source.sha256"] == hashlib.sha256(source.encode()).hexdigest()
     again = hook.compile_source(source, arch)
     assert again["from_cache"] and again["image"] == image and again["cache_file"] == str(entry)
     assert not [p for p in entry.parent.iterdir() if ".tmp." in p.name]
@@ -93,13 +101,71 @@ def test_cache_disabled(nvrtc, cache, monkeypatch):
     assert not (cache / "kernels").exists()
 
 
-def test_damaged_cache_entry_is_recompiled(nvrtc, cache):
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: b"garbage",
+        lambda data: data[: len(data) - 10],
+        lambda data: data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
+        lambda data: encode_entry(with_field(parse_entry(data), "nvrtc", "0.0"), parse_entry(data).payload),
+    ],
+    ids=["foreign", "truncated", "flipped", "other-nvrtc"],
+)
+def test_damaged_cache_entry_is_recompiled_and_replaced(nvrtc, cache, damage):
     source, _ = source_of("cuda/add.so")
     good = hook.compile_source(source, "sm_80")
-    Path(good["cache_file"]).write_bytes(b"garbage")
+    path = Path(good["cache_file"])
+    path.write_bytes(damage(path.read_bytes()))
     again = hook.compile_source(source, "sm_80")
     assert not again["from_cache"] and again["image"] == good["image"]
-    assert Path(good["cache_file"]).read_bytes() == good["image"]
+    assert parse_entry(path.read_bytes()).payload == good["image"]
+    info = hook_cache_info()
+    assert info["rejected"] >= 1 and "rebuilt and replaced" in info["last_problem"]
+
+
+def hook_cache_info() -> dict:
+    return dict(tvm.get_global_func("tvm_runtime.cuda.cache_info")())
+
+
+def test_cache_is_bounded(nvrtc, cache, monkeypatch):
+    sources = [source_of(f)[0] for f in ("cuda/add.so", "cuda/matmul.so", "cuda/row_sum.so")]
+    files = [Path(hook.compile_source(s, "sm_80")["cache_file"]) for s in sources]
+    for age, path in enumerate(files):
+        os.utime(path, (1000 + age, 1000 + age))
+    sizes = [p.stat().st_size for p in files]
+    cap = sizes[1] + sizes[2] + sizes[0] // 2
+    monkeypatch.setenv("TVM_CUDA_CACHE_MAX_SIZE", str(cap))
+    newest = Path(hook.compile_source(sources[0], "sm_90")["cache_file"])
+    left = list((cache / "kernels").glob("*.entry"))
+    # The oldest goes first, the entry just written stays, and the directory fits the cap.
+    assert not files[0].exists() and newest in left
+    assert sum(p.stat().st_size for p in left) <= cap
+    assert hook_cache_info()["evicted"] >= 1
+
+
+COMPILE_ALL = """
+import tvm.backend.cuda as hook
+sources = {sources!r}
+for source in sources[{start}:] + sources[:{start}]:
+    hook.compile_source(source, "sm_80")
+"""
+
+
+def test_concurrent_processes_share_one_cache(nvrtc, cache):
+    sources = [source_of(f)[0] for f in ("cuda/add.so", "cuda/matmul.so", "cuda/row_sum.so")]
+    env = {**os.environ, "TVM_CUDA_CACHE_DIR": str(cache)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", COMPILE_ALL.format(sources=sources, start=i)],
+            env=env,
+            cwd="/",
+        )
+        for i in range(3)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+    found = entries(cache / "kernels")
+    assert len(found) == 3 and not [p for p in (cache / "kernels").iterdir() if ".tmp." in p.name]
+    assert all(hook.compile_source(s, "sm_80")["from_cache"] for s in sources)
 
 
 def test_cache_key_separates_architectures_and_options(nvrtc, cache, monkeypatch):

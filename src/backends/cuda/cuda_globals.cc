@@ -98,6 +98,7 @@ void RegisterCompilerGlobals() {
   backend::SetGlobalFunction(name("describe_module"),
                              [](const ::tvm::ffi::Module& mod) { return DescribeCudaModule(mod); });
   backend::SetGlobalFunction(name("cache_dir"), [] { return String(CudaCacheRoot()); });
+  backend::RegisterCacheInfo("cuda", [] { return KernelCache(); });
   backend::SetGlobalFunction(name("driver_info"), DriverInfo);
 }
 

@@ -111,7 +111,7 @@ std::unique_ptr<LoadedImage> CudaModule::Load(int32_t device_id) {
   CUresult rc = LoadData(api, compiled ? compiled->image : code(), &loaded->module, &log);
   if (rc != CUDA_SUCCESS && compiled && compiled->from_cache) {
     // A cached image the driver rejects (stale, damaged): drop it and compile afresh once.
-    EvictCompiledSource(*compiled);
+    EvictCompiledSource(*compiled, "cuModuleLoadData: " + log);
     compiled = CompiledFor(dev.sm(), driver_major, false);
     rc = LoadData(api, compiled->image, &loaded->module, &log);
   }

@@ -2,7 +2,7 @@
 
 #include <tvm_runtime/backend/disk_cache.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/sha256.h>
+#include <tvm_runtime/c_api.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -21,7 +21,7 @@ namespace cuda {
 namespace {
 
 // Part of every cache key: bump when anything here changes what a given input compiles to.
-constexpr const char* kCacheFormat = "tvm-runtime-cuda/nvrtc/1";
+constexpr const char* kCacheKind = "cuda-nvrtc/2";
 // NVRTC logs can hold thousands of lines; keep exception messages readable.
 constexpr size_t kMaxLog = 16384;
 constexpr const char* kSourceName = "tvm_kernels.cu";
@@ -318,33 +318,47 @@ std::string Truncated(std::string log) {
 
 // ------------------------------------------------------------------------ cache
 
-bool LooksValid(const std::string& image, bool is_ptx) {
-  if (is_ptx) return image.find(".version") != std::string::npos;
-  return image.size() > 4 && image.compare(0, 4,
-                                           "\x7f"
-                                           "ELF") == 0;
+const char* CheckImage(const std::string& image, bool is_ptx) {
+  if (is_ptx) return image.find(".version") != std::string::npos ? nullptr : "not PTX text";
+  bool elf = image.size() > 4 && image.compare(0, 4,
+                                               "\x7f"
+                                               "ELF") == 0;
+  return elf ? nullptr : "not a cubin (ELF) image";
 }
 
-std::string CacheEntryName(const NvrtcLibrary& lib, const std::string& source,
-                           const std::string& target, bool is_ptx,
-                           const std::vector<std::string>& options,
-                           const std::vector<HeaderSet>& plan) {
-  backend::Sha256 config;
-  config.Update(std::string(kCacheFormat) + "\n" + kShimVersion + "\n" + lib.version() + "\n");
-  for (const std::string& o : options) config.Update(o + "\n");
+backend::CacheKey KernelCacheKey(const NvrtcLibrary& lib, const std::string& source,
+                                 const std::string& target, bool is_ptx,
+                                 const std::vector<std::string>& options,
+                                 const std::vector<HeaderSet>& plan) {
+  backend::CacheKey key(kCacheKind);
+  key.Add("runtime", TVMRuntimeVersion())
+      .Add("shims", kShimVersion)
+      .Add("nvrtc", lib.version())
+      .Add("target", target)
+      .Add("format", is_ptx ? "ptx" : "cubin");
+  std::string joined;
+  for (const std::string& o : options) joined += o + " ";
+  key.Add("options", joined);
   for (const HeaderSet& h : plan) {
-    config.Update(h.label + (h.shims ? "+shims" : "") + (h.prelude ? "+prelude" : "") +
-                  (h.bundled ? "+bundled" : "") + "\n");
-    for (const std::string& d : h.dirs) config.Update(d + "\n");
+    std::string dirs;
+    for (const std::string& d : h.dirs) dirs += d + ":";
+    key.Add("headers", h.label + (h.shims ? "+shims" : "") + (h.prelude ? "+prelude" : "") +
+                           (h.bundled ? "+bundled" : "") + " " + dirs);
   }
-  return backend::Sha256::Hex(source).substr(0, 32) + "-" + target + "-nvrtc" + lib.version() +
-         "-" + config.HexDigest().substr(0, 16) + (is_ptx ? ".ptx" : ".cubin");
+  // The artifact's own text, before PrepareSource: what the key is about.
+  key.AddContent("source", source);
+  return key;
 }
 
 }  // namespace
 
-std::string CudaCacheRoot() {
-  return backend::DefaultCacheRoot(kCacheDirEnvVar, "tvm-runtime/cuda");
+std::string CudaCacheRoot() { return KernelCache().policy().root; }
+
+backend::PersistentCache KernelCache() {
+  static backend::CacheStats stats;
+  return backend::PersistentCache(
+      backend::CachePolicy::FromEnvironment(kCacheEnvPrefix, "tvm-runtime/cuda", "kernels"),
+      &stats);
 }
 
 CompiledSource CompileCudaSource(const std::string& raw_source, int sm, int driver_major,
@@ -358,14 +372,16 @@ CompiledSource CompileCudaSource(const std::string& raw_source, int sm, int driv
   std::vector<HeaderSet> plan = HeaderPlan(lib, traits);
   out.options = Options(lib, out.target, out.is_ptx, traits.needs_prelude);
 
-  use_cache = use_cache && !EnvIs(kCacheDisableEnvVar, "1");
-  backend::DiskCache cache(CudaCacheRoot() + "/kernels");
-  // Keyed by the artifact's own text, so the name can be checked against sha256(source).
-  std::string entry = CacheEntryName(lib, raw_source, out.target, out.is_ptx, out.options, plan);
+  backend::PersistentCache cache = KernelCache();
+  use_cache = use_cache && cache.enabled();
   if (use_cache) {
-    out.cache_dir = cache.dir();
-    if (cache.Read(entry, &out.image) && LooksValid(out.image, out.is_ptx)) {
-      out.cache_entry = entry;
+    out.cache_key = std::make_shared<backend::CacheKey>(
+        KernelCacheKey(lib, raw_source, out.target, out.is_ptx, out.options, plan));
+    out.cache_dir = cache.policy().dir;
+    const bool is_ptx = out.is_ptx;
+    if (cache.Load(*out.cache_key, &out.image,
+                   [is_ptx](const std::string& image) { return CheckImage(image, is_ptx); })) {
+      out.cache_entry = out.cache_key->FileName();
       out.from_cache = true;
       return out;
     }
@@ -381,15 +397,14 @@ CompiledSource CompileCudaSource(const std::string& raw_source, int sm, int driv
   }
   if (result.rc != NVRTC_SUCCESS) ThrowCompileError(lib, out.target, result, note);
   out.image = std::move(result.image);
-  std::string error;
-  if (use_cache && cache.Write(entry, out.image, &error)) out.cache_entry = entry;
+  if (use_cache && cache.Store(*out.cache_key, out.image)) {
+    out.cache_entry = out.cache_key->FileName();
+  }
   return out;
 }
 
-void EvictCompiledSource(const CompiledSource& compiled) {
-  if (!compiled.cache_entry.empty()) {
-    backend::DiskCache(compiled.cache_dir).Remove(compiled.cache_entry);
-  }
+void EvictCompiledSource(const CompiledSource& compiled, const std::string& why) {
+  if (compiled.from_cache && compiled.cache_key) KernelCache().Rejected(*compiled.cache_key, why);
 }
 
 }  // namespace cuda

@@ -6,31 +6,37 @@
  * driver of the NVRTC's major release, no JIT); otherwise PTX for the newest architecture NVRTC
  * knows below the device, which the (necessarily newer) driver JIT-compiles.
  *
- * Cache: $TVM_CUDA_CACHE_DIR, else ~/.cache/tvm-runtime/cuda ($XDG_CACHE_HOME honoured); entries
- * are keyed by sha256(source), the target, the NVRTC version and a hash of the options and
- * headers; TVM_CUDA_CACHE_DISABLE=1 turns it off.  Options follow apache-tvm 0.27's NVRTC path
+ * Cache: the shared persistent-cache policy (tvm_runtime/backend/persistent_cache.h) in
+ * <root>/kernels, root = $TVM_CUDA_CACHE_DIR, else ~/.cache/tvm-runtime/cuda ($XDG_CACHE_HOME
+ * honoured); entries are keyed by the source, the target, the NVRTC version, the options and
+ * headers and the runtime version; TVM_CUDA_CACHE_DISABLE=1 turns it off and
+ * TVM_CUDA_CACHE_MAX_SIZE bounds it (default 512M).  Options follow apache-tvm 0.27's NVRTC path
  * (fast math on); TVM_CUDA_NVRTC_FAST_MATH=0 turns fast math off and TVM_CUDA_NVRTC_EXTRA_OPTS
  * appends options.
  */
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_NVRTC_COMPILER_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_NVRTC_COMPILER_H_
 
+#include <tvm_runtime/backend/persistent_cache.h>
+
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace tvm_runtime {
 namespace cuda {
 
-constexpr const char* kCacheDirEnvVar = "TVM_CUDA_CACHE_DIR";
-constexpr const char* kCacheDisableEnvVar = "TVM_CUDA_CACHE_DISABLE";
+/* TVM_CUDA_CACHE_DIR, TVM_CUDA_CACHE_DISABLE and TVM_CUDA_CACHE_MAX_SIZE. */
+constexpr const char* kCacheEnvPrefix = "TVM_CUDA_CACHE";
 
 struct CompiledSource {
   std::string image;  // cubin (ELF) or PTX text; both loadable by cuModuleLoadData
   bool is_ptx = false;
-  std::string target;       // "sm_86" (cubin) or "compute_80" (PTX)
-  std::string compiler;     // NVRTC description, for messages
-  std::string cache_dir;    // "" when the cache is disabled
-  std::string cache_entry;  // file name inside cache_dir ("" when not cached)
+  std::string target;                            // "sm_86" (cubin) or "compute_80" (PTX)
+  std::string compiler;                          // NVRTC description, for messages
+  std::string cache_dir;                         // "" when the cache is disabled
+  std::string cache_entry;                       // file name inside cache_dir ("" when not cached)
+  std::shared_ptr<backend::CacheKey> cache_key;  // null when the cache is disabled
   bool from_cache = false;
   std::vector<std::string> options;  // what NVRTC was (or would have been) given
 };
@@ -42,10 +48,13 @@ CompiledSource CompileCudaSource(const std::string& source, int sm, int driver_m
                                  bool use_cache);
 
 /* Removes a cache entry whose image the driver rejected, so the next load recompiles. */
-void EvictCompiledSource(const CompiledSource& compiled);
+void EvictCompiledSource(const CompiledSource& compiled, const std::string& why);
 
 /* The cache root (compiled kernels live in <root>/kernels, NVRTC's headers in <root>/headers). */
 std::string CudaCacheRoot();
+
+/* The compiled-kernel cache as the environment configures it now. */
+backend::PersistentCache KernelCache();
 
 }  // namespace cuda
 }  // namespace tvm_runtime

@@ -24,6 +24,7 @@ using cl_command_queue_properties = cl_bitfield;
 using cl_platform_info = cl_uint;
 using cl_device_info = cl_uint;
 using cl_program_build_info = cl_uint;
+using cl_program_info = cl_uint;
 using cl_context_properties = intptr_t;
 
 using cl_platform_id = struct _cl_platform_id*;
@@ -68,6 +69,8 @@ constexpr cl_device_info CL_DEVICE_EXTENSIONS = 0x1030;
 constexpr cl_device_info CL_DEVICE_IMAGE_PITCH_ALIGNMENT = 0x104A;
 
 constexpr cl_context_properties CL_CONTEXT_PLATFORM = 0x1084;
+constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165;
+constexpr cl_program_info CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
 
@@ -109,6 +112,12 @@ struct ClApi {
   // OpenCL 1.2: used to order one queue after another; null on 1.1-only loaders.
   cl_int (*EnqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event*, cl_event*);
   cl_int (*EnqueueBarrierWithWaitList)(cl_command_queue, cl_uint, const cl_event*, cl_event*);
+  // The program-binary cache and opencl.{Get,Set}PreCompiledPrograms (OpenCL 1.0, but optional
+  // here so that a loader without them still runs kernels, from source every time).
+  cl_program (*CreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id*, const size_t*,
+                                        const unsigned char**, cl_int*, cl_int*);
+  cl_int (*GetProgramInfo)(cl_program, cl_program_info, size_t, void*, size_t*);
+  cl_int (*WaitForEvents)(cl_uint, const cl_event*);
 };
 
 }  // namespace opencl

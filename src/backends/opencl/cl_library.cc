@@ -33,6 +33,9 @@ void ResolveAll(SymbolResolver& r, ClApi* api) {
   r.Required({"clReleaseEvent"}, &api->ReleaseEvent);
   r.Optional({"clEnqueueMarkerWithWaitList"}, &api->EnqueueMarkerWithWaitList);
   r.Optional({"clEnqueueBarrierWithWaitList"}, &api->EnqueueBarrierWithWaitList);
+  r.Optional({"clCreateProgramWithBinary"}, &api->CreateProgramWithBinary);
+  r.Optional({"clGetProgramInfo"}, &api->GetProgramInfo);
+  r.Optional({"clWaitForEvents"}, &api->WaitForEvents);
 }
 
 ClLibrary Load() {

@@ -5,6 +5,7 @@
 #include <tvm_runtime/backend/scratch_array.h>
 
 #include "cl_error.h"
+#include "opencl_program_cache.h"
 
 namespace tvm_runtime {
 namespace opencl {
@@ -18,6 +19,8 @@ using backend::ArgValue;
 constexpr size_t kMaxBuildLog = 16384;
 // clSetKernelArg takes a pointer to the cl_mem; NULL buffers point here.
 const cl_mem kNullMem = nullptr;
+// What clBuildProgram gets, from source or binary (apache-tvm 0.27 passes no options either).
+constexpr const char* kBuildOptions = "";
 
 std::string BuildLog(const ClApi& cl, cl_program program, cl_device_id device) {
   size_t size = 0;
@@ -56,14 +59,56 @@ std::unique_ptr<BuiltKernel> OpenCLKernel::Build(const ClDevice& device) const {
   auto built = std::make_unique<BuiltKernel>();
   built->cl = &OpenCLRuntime::Global().api();
   const ClApi& cl = *built->cl;
+  backend::PersistentCache cache = ProgramCache();
+  if (cache.enabled() && HasBinaryApi(cl)) {
+    backend::CacheKey key = ProgramCacheKey(device, source_, kBuildOptions);
+    std::string binary;
+    if (cache.Load(key, &binary)) {
+      std::string error;
+      built->program = BuildProgramFromBinary(cl, device, binary, kBuildOptions, &error);
+      // A sound entry the driver still refuses (e.g. its format changed under an unchanged
+      // version string): build from source, which stores a fresh one.
+      if (built->program == nullptr) cache.Rejected(key, error);
+    }
+    if (built->program == nullptr)
+      built->store_after_launch = std::make_unique<backend::CacheKey>(key);
+  }
+  if (built->program == nullptr) BuildFromSource(device, built.get());
+  CreateKernel(built.get());
+  return built;
+}
+
+std::unique_ptr<BuiltKernel> OpenCLKernel::BuildFromBinary(const ClDevice& device,
+                                                           const std::string& binary) const {
+  auto built = std::make_unique<BuiltKernel>();
+  built->cl = &OpenCLRuntime::Global().api();
+  std::string error = "this OpenCL driver cannot load program binaries";
+  if (HasBinaryApi(*built->cl)) {
+    built->program = BuildProgramFromBinary(*built->cl, device, binary, kBuildOptions, &error);
+  }
+  if (built->program == nullptr) {
+    backend::ThrowError("RuntimeError",
+                        "opencl.SetPreCompiledPrograms: the binary of kernel '" + name_ +
+                            "' does not load on device '" + device.name + "' (" + error +
+                            "). Pre-compiled programs only load on the device and driver "
+                            "version that made them: get them again there with "
+                            "opencl.GetPreCompiledPrograms.");
+  }
+  CreateKernel(built.get());
+  return built;
+}
+
+void OpenCLKernel::BuildFromSource(const ClDevice& device, BuiltKernel* built) const {
+  const ClApi& cl = *built->cl;
   const char* text = source_.c_str();
   size_t length = source_.size();
   cl_int err = CL_SUCCESS;
   built->program = cl.CreateProgramWithSource(device.context, 1, &text, &length, &err);
   if (err != CL_SUCCESS) {
+    built->program = nullptr;
     ThrowClError(err, "clCreateProgramWithSource for kernel '" + name_ + "'");
   }
-  err = cl.BuildProgram(built->program, 1, &device.id, "", nullptr, nullptr);
+  err = cl.BuildProgram(built->program, 1, &device.id, kBuildOptions, nullptr, nullptr);
   if (err != CL_SUCCESS) {
     std::string hint;
     // TVM's OpenCL codegen enables cl_khr_fp16 in every kernel that uses half.
@@ -78,12 +123,16 @@ std::unique_ptr<BuiltKernel> OpenCLKernel::Build(const ClDevice& device) const {
                             "' (clBuildProgram returned " + ClErrorString(err) + ")." + hint +
                             "\nBuild log:\n" + BuildLog(cl, built->program, device.id));
   }
-  built->kernel = cl.CreateKernel(built->program, name_.c_str(), &err);
+}
+
+void OpenCLKernel::CreateKernel(BuiltKernel* built) const {
+  cl_int err = CL_SUCCESS;
+  built->kernel = built->cl->CreateKernel(built->program, name_.c_str(), &err);
   if (err != CL_SUCCESS) {
-    ThrowClError(err, "clCreateKernel: the source of '" + name_ +
+    built->kernel = nullptr;
+    ThrowClError(err, "clCreateKernel: the program of '" + name_ +
                           "' built, but does not define a __kernel of that name");
   }
-  return built;
 }
 
 OpenCLLauncher::OpenCLLauncher(OpenCLKernel* kernel, const backend::FunctionInfo& info)
@@ -126,11 +175,31 @@ void OpenCLLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {
     cl_int err = cl.SetKernelArg(built->kernel, static_cast<cl_uint>(i), arg_sizes_[i], value);
     if (err != CL_SUCCESS) ThrowLaunchError(err, "clSetKernelArg", device, global, local, 0);
   }
-  cl_int err = cl.EnqueueNDRangeKernel(queue, built->kernel, static_cast<cl_uint>(work_dim),
-                                       nullptr, global, local, 0, nullptr, nullptr);
+  cl_event launched = nullptr;
+  cl_int err =
+      cl.EnqueueNDRangeKernel(queue, built->kernel, static_cast<cl_uint>(work_dim), nullptr, global,
+                              local, 0, nullptr, built->store_after_launch ? &launched : nullptr);
   if (err != CL_SUCCESS) {
     ThrowLaunchError(err, "clEnqueueNDRangeKernel", device, global, local, work_dim);
   }
+  if (launched != nullptr) StoreAfterFirstLaunch(built, launched);
+}
+
+void OpenCLLauncher::StoreAfterFirstLaunch(BuiltKernel* built, cl_event launched) const {
+  // Once per kernel and process, and only after a compile from source, which took far longer
+  // than this wait.
+  const ClApi& cl = *built->cl;
+  bool finished = cl.WaitForEvents(1, &launched) == CL_SUCCESS;
+  cl.ReleaseEvent(launched);
+  std::unique_ptr<backend::CacheKey> key = std::move(built->store_after_launch);
+  if (!finished) return;
+  std::string binary = ProgramBinary(cl, built->program);
+  backend::PersistentCache cache = ProgramCache();
+  if (binary.empty()) {
+    cache.stats().Note("the OpenCL driver returned no binary for kernel '" + kernel_->name() + "'");
+    return;
+  }
+  cache.Store(*key, binary);
 }
 
 void OpenCLLauncher::ThrowLaunchError(cl_int err, const char* what, const ClDevice& device,

@@ -6,6 +6,7 @@
 #define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_KERNEL_H_
 
 #include <tvm/ffi/c_api.h>
+#include <tvm_runtime/backend/cache_entry.h>
 #include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/per_device_cache.h>
 
@@ -28,6 +29,10 @@ struct BuiltKernel {
   // clSetKernelArg mutates the kernel object: arguments and the enqueue that captures them
   // must not interleave between threads.  Uncontended, this costs one atomic pair per launch.
   std::mutex launch_mu;
+  // Set when the program was built from source with the persistent cache on: the first launch
+  // waits for completion and then stores the binary under this key (opencl_program_cache.h).
+  // Guarded by launch_mu.
+  std::unique_ptr<backend::CacheKey> store_after_launch;
 
   ~BuiltKernel();
 };
@@ -40,13 +45,24 @@ class OpenCLKernel {
 
   const std::string& name() const { return name_; }
 
-  /* Builds on first use per device; throws RuntimeError with the build log on failure. */
+  /* Builds on first use per device (from the persistent cache when it holds the program);
+   * throws RuntimeError with the build log on failure. */
   BuiltKernel* Get(int32_t device_id, const ClDevice& device) {
     return built_.Get(device_id, [&] { return Build(device); });
   }
 
+  /* Uses `binary` for `device_id` unless a program is already built there
+   * (opencl.SetPreCompiledPrograms); throws RuntimeError when the driver rejects it. */
+  void Preload(int32_t device_id, const ClDevice& device, const std::string& binary) {
+    built_.Get(device_id, [&] { return BuildFromBinary(device, binary); });
+  }
+
  private:
   std::unique_ptr<BuiltKernel> Build(const ClDevice& device) const;
+  std::unique_ptr<BuiltKernel> BuildFromBinary(const ClDevice& device,
+                                               const std::string& binary) const;
+  void BuildFromSource(const ClDevice& device, BuiltKernel* built) const;
+  void CreateKernel(BuiltKernel* built) const;
 
   std::string name_;
   std::string source_;
@@ -61,6 +77,8 @@ class OpenCLLauncher {
   void operator()(const TVMFFIAny* args, int32_t num_args) const;
 
  private:
+  /* Waits for the first launch of a program built from source, then caches its binary. */
+  void StoreAfterFirstLaunch(BuiltKernel* built, cl_event launched) const;
   [[noreturn]] void ThrowLaunchError(cl_int err, const char* what, const ClDevice& device,
                                      const size_t* global, const size_t* local,
                                      size_t work_dim) const;

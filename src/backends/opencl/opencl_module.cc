@@ -3,6 +3,7 @@
 #include <tvm/ffi/memory.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
+#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/function_info.h>
@@ -12,6 +13,8 @@
 #include <utility>
 
 #include "opencl_kernel.h"
+#include "opencl_precompiled.h"
+#include "opencl_program_cache.h"
 #include "opencl_source.h"
 
 namespace tvm_runtime {
@@ -40,7 +43,61 @@ class OpenCLModule final : public backend::DeviceModuleBase {
     return WrapLauncher(OpenCLLauncher(kernels_.at(name).get(), info));
   }
 
+  ::tvm::ffi::Optional<::tvm::ffi::Function> GetModuleFunction(const std::string& name) final {
+    auto self = ::tvm::ffi::GetObjectPtr<::tvm::ffi::Object>(this);
+    if (name == "opencl.GetPreCompiledPrograms") {
+      // apache-tvm returns the bytes as a str (what C++ callers such as MLC-LLM cast to); from
+      // Python, where a str must be UTF-8, pass True to get bytes instead.
+      return ::tvm::ffi::Function::FromPacked(
+          [self, this](::tvm::ffi::PackedArgs args, ::tvm::ffi::Any* rv) {
+            bool as_bytes = args.size() > 0 && args[0].cast<bool>();
+            std::string bytes = GetPreCompiledPrograms();
+            if (as_bytes) {
+              *rv = ::tvm::ffi::Bytes(bytes);
+            } else {
+              *rv = ::tvm::ffi::String(bytes);
+            }
+          });
+    }
+    if (name == "opencl.SetPreCompiledPrograms") {
+      return ::tvm::ffi::Function::FromTyped(
+          [self, this](const std::string& bytes) { SetPreCompiledPrograms(bytes); },
+          "opencl.SetPreCompiledPrograms");
+    }
+    return std::nullopt;
+  }
+
  private:
+  /* Every kernel built for the current device (from the cache or source), as its binary. */
+  std::string GetPreCompiledPrograms() {
+    const int32_t device_id = backend::CurrentDevice<kDeviceTypeOpenCL>();
+    const ClDevice& device = OpenCLRuntime::Global().Device(device_id);
+    PreCompiledPrograms programs;
+    for (auto& entry : kernels_) {
+      BuiltKernel* built = entry.second->Get(device_id, device);
+      std::string binary = ProgramBinary(*built->cl, built->program);
+      if (binary.empty()) {
+        backend::ThrowError("RuntimeError",
+                            "opencl.GetPreCompiledPrograms: the OpenCL driver of '" + device.name +
+                                "' returned no binary for kernel '" + entry.first + "'");
+      }
+      programs.emplace_back(entry.first, std::move(binary));
+    }
+    return EncodePreCompiledPrograms(programs);
+  }
+
+  /* Builds the listed kernels for the current device from their binaries (kernels already built
+   * there are kept; names this module does not have are ignored, as apache-tvm does). */
+  void SetPreCompiledPrograms(const std::string& bytes) {
+    PreCompiledPrograms programs = DecodePreCompiledPrograms(bytes);
+    const int32_t device_id = backend::CurrentDevice<kDeviceTypeOpenCL>();
+    const ClDevice& device = OpenCLRuntime::Global().Device(device_id);
+    for (const auto& program : programs) {
+      auto it = kernels_.find(program.first);
+      if (it != kernels_.end()) it->second->Preload(device_id, device, program.second);
+    }
+  }
+
   std::string code_;
   std::map<std::string, std::unique_ptr<OpenCLKernel>> kernels_;
 };

@@ -31,11 +31,10 @@ std::string DeviceInfoString(const ClApi& cl, cl_device_id dev, cl_device_info w
   return out;
 }
 
-std::string PlatformName(const ClApi& cl, cl_platform_id p) {
-  char buf[256] = {0};
-  if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(buf) - 1, buf, nullptr) != CL_SUCCESS) {
-    return "(unnamed platform)";
-  }
+std::string PlatformInfoString(const ClApi& cl, cl_platform_id p, cl_platform_info what,
+                               const char* fallback) {
+  char buf[512] = {0};
+  if (cl.GetPlatformInfo(p, what, sizeof(buf) - 1, buf, nullptr) != CL_SUCCESS) return fallback;
   return buf;
 }
 
@@ -60,6 +59,7 @@ ClDevice Describe(const ClApi& cl, cl_platform_id platform, cl_device_id id,
   d.platform = platform;
   d.id = id;
   d.platform_name = platform_name;
+  d.platform_version = PlatformInfoString(cl, platform, CL_PLATFORM_VERSION, "");
   d.name = DeviceInfoString(cl, id, CL_DEVICE_NAME);
   d.vendor = DeviceInfoString(cl, id, CL_DEVICE_VENDOR);
   d.version = DeviceInfoString(cl, id, CL_DEVICE_VERSION);
@@ -121,7 +121,7 @@ std::string OpenCLRuntime::Discover(backend::LazyDevices<ClDevice>::List* out) {
 
   std::string notes;
   for (cl_platform_id p : platforms) {
-    std::string pname = PlatformName(cl, p);
+    std::string pname = PlatformInfoString(cl, p, CL_PLATFORM_NAME, "(unnamed platform)");
     cl_uint n = 0;
     err = cl.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
     if (err != CL_SUCCESS || n == 0) {

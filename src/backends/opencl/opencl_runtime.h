@@ -29,7 +29,8 @@ struct ClDevice {
   std::string name;
   std::string vendor;
   std::string platform_name;
-  std::string version;  // CL_DEVICE_VERSION, e.g. "OpenCL 3.0 PoCL ..."
+  std::string platform_version;  // CL_PLATFORM_VERSION, e.g. "OpenCL 3.0 PoCL 3.1 ..."
+  std::string version;           // CL_DEVICE_VERSION, e.g. "OpenCL 3.0 PoCL ..."
   std::string driver_version;
   std::string extensions;
   cl_device_type type = 0;

@@ -6,11 +6,13 @@
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/persistent_cache.h>
 
 #include <string>
 
 #include "opencl_device_api.h"
 #include "opencl_module.h"
+#include "opencl_program_cache.h"
 #include "opencl_runtime.h"
 
 namespace tvm_runtime {
@@ -22,6 +24,7 @@ void RegisterOpenCLBackend() {
   backend::RegisterDeviceAPI(backend::MakeDeviceAPITable(device_api, kDeviceTypeOpenCL, "opencl"));
   backend::RegisterModuleLoader(
       "opencl", [](const std::string& payload) { return LoadOpenCLModule(payload); });
+  backend::RegisterCacheInfo("opencl", [] { return ProgramCache(); });
 }
 
 }  // namespace opencl

@@ -12,6 +12,7 @@
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/persistent_cache.h>
 
 #include <string>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include "vulkan_device.h"
 #include "vulkan_device_api.h"
 #include "vulkan_module.h"
+#include "vulkan_pipeline_cache.h"
 #include "vulkan_runtime.h"
 
 namespace tvm_runtime {
@@ -84,6 +86,7 @@ void RegisterVulkanBackend() {
       });
   backend::SetGlobalFunction(backend::PrivateGlobalName("vulkan", "validation_enabled"),
                              [] { return VulkanRuntime::Global().validation_enabled(); });
+  backend::RegisterCacheInfo("vulkan", [] { return PipelineCache(); });
 }
 
 }  // namespace vulkan

@@ -128,6 +128,7 @@ enum VkStructureType : int32_t {
   VK_STRUCTURE_TYPE_FENCE_CREATE_INFO = 8,
   VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO = 12,
   VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO = 16,
+  VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO = 17,
   VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO = 18,
   VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO = 29,
   VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO = 30,
@@ -674,6 +675,14 @@ struct VkShaderModuleCreateInfo {
   const uint32_t* pCode;
 };
 
+struct VkPipelineCacheCreateInfo {
+  VkStructureType sType;
+  const void* pNext;
+  VkFlags flags;
+  size_t initialDataSize;
+  const void* pInitialData;
+};
+
 struct VkDescriptorSetLayoutBinding {
   uint32_t binding;
   VkDescriptorType descriptorType;
@@ -925,6 +934,14 @@ using PFN_vkCreatePipelineLayout = VkResult (*)(VkDevice device,
                                                 VkPipelineLayout* pPipelineLayout);
 using PFN_vkDestroyPipelineLayout = void (*)(VkDevice device, VkPipelineLayout pipelineLayout,
                                              const VkAllocationCallbacks* pAllocator);
+using PFN_vkCreatePipelineCache = VkResult (*)(VkDevice device,
+                                               const VkPipelineCacheCreateInfo* pCreateInfo,
+                                               const VkAllocationCallbacks* pAllocator,
+                                               VkPipelineCache* pPipelineCache);
+using PFN_vkDestroyPipelineCache = void (*)(VkDevice device, VkPipelineCache pipelineCache,
+                                            const VkAllocationCallbacks* pAllocator);
+using PFN_vkGetPipelineCacheData = VkResult (*)(VkDevice device, VkPipelineCache pipelineCache,
+                                                size_t* pDataSize, void* pData);
 using PFN_vkCreateComputePipelines = VkResult (*)(VkDevice device, VkPipelineCache pipelineCache,
                                                   uint32_t createInfoCount,
                                                   const VkComputePipelineCreateInfo* pCreateInfos,

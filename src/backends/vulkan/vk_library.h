@@ -70,6 +70,9 @@ constexpr const char* kLibraryEnvVar = "TVM_VULKAN_LIBRARY";
   X(CreatePipelineLayout, true)        \
   X(DestroyPipelineLayout, true)       \
   X(CreateComputePipelines, true)      \
+  X(CreatePipelineCache, false)        \
+  X(DestroyPipelineCache, false)       \
+  X(GetPipelineCacheData, false)       \
   X(DestroyPipeline, true)             \
   X(CreateDescriptorPool, true)        \
   X(DestroyDescriptorPool, true)       \

@@ -11,6 +11,7 @@
 #include "vk_error.h"
 #include "vulkan_device.h"
 #include "vulkan_memory.h"
+#include "vulkan_pipeline_cache.h"
 #include "vulkan_runtime.h"
 
 namespace tvm_runtime {
@@ -70,6 +71,61 @@ std::string Dims(const uint32_t* v) {
   return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
          ")";
 }
+
+/* The VkPipelineCache one pipeline is built with: seeded from the persistent cache when it
+ * holds data for this kernel and device, stored back after a build that had no such data.
+ * Without the persistent cache (disabled, or a driver without pipeline caches) handle() is
+ * VK_NULL_HANDLE and the pipeline is built as before. */
+class CachedPipelineBuild {
+ public:
+  CachedPipelineBuild(const VulkanDevice& device, backend::CacheKey key)
+      : device_(device), cache_(PipelineCache()), key_(std::move(key)) {
+    const VkDeviceFunctions& fns = device.fns();
+    if (!cache_.enabled() || fns.CreatePipelineCache == nullptr ||
+        fns.GetPipelineCacheData == nullptr || fns.DestroyPipelineCache == nullptr) {
+      return;
+    }
+    std::string data;
+    hit_ = cache_.Load(key_, &data, [&](const std::string& payload) {
+      return CheckPipelineCacheHeader(payload, device.info());
+    });
+    VkPipelineCacheCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+    info.initialDataSize = data.size();
+    info.pInitialData = data.empty() ? nullptr : data.data();
+    if (fns.CreatePipelineCache(device.handle(), &info, nullptr, &handle_) != VK_SUCCESS) {
+      handle_ = nullptr;
+      if (hit_) cache_.Rejected(key_, "vkCreatePipelineCache refused the data");
+      hit_ = false;
+    }
+  }
+  CachedPipelineBuild(const CachedPipelineBuild&) = delete;
+  CachedPipelineBuild& operator=(const CachedPipelineBuild&) = delete;
+  ~CachedPipelineBuild() {
+    if (handle_ != nullptr) device_.fns().DestroyPipelineCache(device_.handle(), handle_, nullptr);
+  }
+
+  VkPipelineCache handle() const { return handle_; }
+
+  void StoreIfNew() {
+    if (handle_ == nullptr || hit_) return;
+    const VkDeviceFunctions& fns = device_.fns();
+    size_t size = 0;
+    if (fns.GetPipelineCacheData(device_.handle(), handle_, &size, nullptr) != VK_SUCCESS) return;
+    std::string data(size, '\0');
+    VkResult r = fns.GetPipelineCacheData(device_.handle(), handle_, &size, &data[0]);
+    if (r != VK_SUCCESS || size == 0) return;
+    data.resize(size);
+    cache_.Store(key_, data);
+  }
+
+ private:
+  const VulkanDevice& device_;
+  backend::PersistentCache cache_;
+  backend::CacheKey key_;
+  VkPipelineCache handle_ = nullptr;
+  bool hit_ = false;
+};
 
 }  // namespace
 
@@ -223,12 +279,22 @@ std::unique_ptr<VulkanPipeline> VulkanKernel::Build(VulkanDevice& device) const 
   pipeline.stage.pName = name_.c_str();  // apache-tvm names the entry point after the kernel
   pipeline.layout = p->layout;
   pipeline.basePipelineIndex = -1;
-  r = fns.CreateComputePipelines(d, nullptr, 1, &pipeline, nullptr, &p->pipeline);
+  const std::string layout_text =
+      PipelineLayoutText() + " push_descriptors=" + std::to_string(device.push_descriptors());
+  CachedPipelineBuild cached(device, PipelineCacheKey(device.info(), name_, layout_text,
+                                                      shader_.words.data(), shader_.words.size()));
+  r = fns.CreateComputePipelines(d, cached.handle(), 1, &pipeline, nullptr, &p->pipeline);
   if (r != VK_SUCCESS) {
     p->pipeline = nullptr;
     ThrowVkError(r, what + " (vkCreateComputePipelines: the driver rejected the shader)");
   }
+  cached.StoreIfNew();
   return p;
+}
+
+std::string VulkanKernel::PipelineLayoutText() const {
+  return "buffers=" + std::to_string(num_buffers_) + " ubo=" + std::to_string(shader_.use_ubo()) +
+         " scalar_bytes=" + std::to_string(kScalarSlot * num_scalars());
 }
 
 void VulkanKernel::CheckTensorDevices(const TVMFFIAny* args) const {

@@ -66,6 +66,8 @@ class VulkanKernel {
 
  private:
   std::unique_ptr<VulkanPipeline> Build(VulkanDevice& device) const;
+  /* What the pipeline's layout depends on, for its persistent-cache key. */
+  std::string PipelineLayoutText() const;
   void CheckTensorDevices(const TVMFFIAny* args) const;
   /* The buffer behind a handle argument (NULL binds a placeholder), checked for this launch. */
   BufferDescriptor* ResolveBuffer(VulkanDevice& device, size_t index, void* handle) const;

@@ -310,7 +310,8 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *     `tvm_runtime.<name>.<snake_case>`, from C++ with backend::SetGlobalFunction
  *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
- *                             cache_dir, driver_info, event_* (tvm_runtime/backend/gpu_events.h);
+ *                             cache_dir, cache_info, driver_info, event_*
+ *                             (tvm_runtime/backend/gpu_events.h);
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
  *                             first runtime compile: (int driver_major) -> list[dict], and
  *                             locate_nccl, called when a Disco session first initialises
@@ -318,13 +319,17 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.rocm.*        the ROCm DSO: describe_module, describe_code_object, driver_info,
  *                             event_*;
  *   tvm_runtime.vulkan.*      the Vulkan DSO: device_stats, validation_messages,
- *                             validation_enabled (its hook's diagnostics);
+ *                             validation_enabled (its hook's diagnostics), cache_info;
  *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
- *   tvm_runtime.opencl.*      the OpenCL DSO (none registered today);
+ *   tvm_runtime.opencl.*      the OpenCL DSO: cache_info;
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
+ *   Every backend with a persistent kernel cache (tvm_runtime/backend/persistent_cache.h)
+ *   registers `tvm_runtime.<name>.cache_info` () -> dict (dir, enabled, max_bytes, entries,
+ *   bytes, this process's hits/misses/rejected/stored/..., last_problem), which
+ *   `python -m tvm.backend` shows.
  *
  * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
  * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use

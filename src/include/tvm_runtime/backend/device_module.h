@@ -64,7 +64,7 @@ class DeviceModuleBase : public ::tvm::ffi::ModuleObj {
 
   ::tvm::ffi::Optional<::tvm::ffi::Function> GetFunction(const ::tvm::ffi::String& name) final {
     auto it = header_.fmap.find(std::string(name));
-    if (it == header_.fmap.end()) return std::nullopt;
+    if (it == header_.fmap.end()) return GetModuleFunction(std::string(name));
     return MakeKernelFunction(it->first, it->second);
   }
 
@@ -78,6 +78,12 @@ class DeviceModuleBase : public ::tvm::ffi::ModuleObj {
    * caches the result. */
   virtual ::tvm::ffi::Function MakeKernelFunction(const std::string& name,
                                                   const FunctionInfo& info) = 0;
+
+  /* Functions of the module itself, outside the kernel table (apache-tvm's
+   * "opencl.GetPreCompiledPrograms", ...); none by default. */
+  virtual ::tvm::ffi::Optional<::tvm::ffi::Function> GetModuleFunction(const std::string& name) {
+    return std::nullopt;
+  }
 
   /* Wraps `launcher`, callable as `launcher(const TVMFFIAny* args, int32_t num_args)`, into a
    * packed function.  The function holds a reference to this module, so the per-device state

@@ -11,14 +11,13 @@
 #define TVM_RUNTIME_BACKEND_DISK_CACHE_H_
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -73,13 +72,23 @@ class DiskCache {
 
   /* True and the whole file in `*out` when the entry exists and can be read. */
   bool Read(const std::string& name, std::string* out) const {
-    std::ifstream in(PathOf(name), std::ios::binary);
-    if (!in) return false;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) return false;
-    *out = buf.str();
-    return true;
+    int fd = open(PathOf(name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (ok) {
+      // One read into a buffer of the file's size: entries are read on every first call.
+      out->resize(static_cast<size_t>(st.st_size));
+      size_t done = 0;
+      while (ok && done < out->size()) {
+        ssize_t n = read(fd, &(*out)[done], out->size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        if (ok) done += static_cast<size_t>(n);
+      }
+    }
+    close(fd);
+    return ok;
   }
 
   /* Atomically creates or replaces the entry; false with the reason in `*error` otherwise. */

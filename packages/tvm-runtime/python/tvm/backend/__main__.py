@@ -21,6 +21,18 @@ def _fmt_device(d: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
+def _fmt_cache(c: dict[str, Any]) -> str:
+    if "error" in c:
+        return f"kernel cache: <error: {c['error']}>"
+    if not c["enabled"]:
+        return f"kernel cache: disabled ({c['env_prefix']}_DISABLE)"
+    mib = 1 << 20
+    return (
+        f"kernel cache: {c['dir']}  {c['entries']} entries, {c['bytes'] / mib:.1f} of "
+        f"{c['max_bytes'] / mib:.0f} MiB ({c['env_prefix']}_DIR, _MAX_SIZE, _DISABLE)"
+    )
+
+
 def render(report: dict[str, Any]) -> str:
     core = report["core"]
     lines = [
@@ -54,6 +66,8 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"    fix: {b['fix']}")
         if b.get("deprecation"):
             lines.append(f"    deprecated: {b['deprecation']}")
+        if b.get("kernel_cache"):
+            lines.append(f"    {_fmt_cache(b['kernel_cache'])}")
         for t in b.get("device_types", []):
             if t["driver"] != "ok":
                 lines.append(f"    {t['name']} driver: {t['driver']}")

@@ -102,6 +102,17 @@ def _diagnostics(declaration: BackendDeclaration) -> dict[str, Any]:
         return {"error": f"{type(err).__name__}: {err}"}
 
 
+def kernel_cache(name: str) -> dict[str, Any] | None:
+    """The backend's persistent kernel cache (its `tvm_runtime.<name>.cache_info`), if it has one."""
+    info = tvm_ffi.get_global_func(f"tvm_runtime.{name}.cache_info", allow_missing=True)
+    if info is None:
+        return None
+    try:
+        return {str(k): v for k, v in info().items()}
+    except Exception as err:  # noqa: BLE001 - report, never fail
+        return {"error": str(err)}
+
+
 def collect() -> dict[str, Any]:
     """Everything the diagnostic command shows, as JSON-serialisable data."""
     cpu_devices, _ = _devices_of(_CPU)
@@ -137,6 +148,7 @@ def collect() -> dict[str, Any]:
         if record.deprecation:
             entry["deprecation"] = record.deprecation
         if record.status == "loaded":
+            entry["kernel_cache"] = kernel_cache(name)
             entry["device_types"] = []
             for device_type in record.device_types:
                 devices, status = _devices_of(device_type)
