@@ -179,3 +179,15 @@ def test_unsupported_operator_fails_at_init_naming_the_node():
     y = g.kernel("nn.relu", [x], (2, 2), dtype="int32")
     with pytest.raises(RuntimeError, match="only float32"):
         load(g.to_json([y]), [])["__init_sym"]([])
+
+
+def test_implausible_intermediate_size_is_refused():
+    from byoc_support import onednn_or_skip
+
+    onednn_or_skip(tvm)
+    g = Graph()
+    x = g.input("x", (2,))
+    y = g.kernel("nn.relu", [x], (1 << 40, 1 << 30))
+    z = g.kernel("tanh", [y], (2,))
+    with pytest.raises(RuntimeError, match="implausibly large"):
+        load(g.to_json([z]), [])["__init_sym"]([])

@@ -78,8 +78,15 @@ class DnnlJsonRuntime final : public JsonRuntimeModule {
       if (node.op != "kernel") continue;
       for (uint32_t k = 0; k < node.num_outputs; ++k) {
         uint32_t eid = g.EntryId(nid, k);
+        // The graph's shapes are untrusted: an overflowing size would make a small buffer
+        // that oneDNN then writes past.
         size_t bytes = 4;
-        for (int64_t d : node.shapes[k]) bytes *= static_cast<size_t>(d);
+        for (int64_t d : node.shapes[k]) {
+          if (d != 0 && bytes > (size_t{1} << 48) / static_cast<size_t>(d)) {
+            Unsupported(node, "its output is implausibly large");
+          }
+          bytes *= static_cast<size_t>(d);
+        }
         scratch_[eid].reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
         if (scratch_[eid] == nullptr) backend::ThrowError("RuntimeError", "out of host memory");
       }
