@@ -145,6 +145,8 @@ def tests(session: nox.Session) -> None:
             "TVM_TEST_REQUIRE_NVRTC": "1",
             # lavapipe + the `wgpu` package's wgpu-native: the WebGPU tests must run too.
             "TVM_TEST_REQUIRE_WEBGPU": "1",
+            # Debian's libdnnl2 (oneDNN 2.x) is installed above: the dnnl_json tests must run.
+            "TVM_TEST_REQUIRE_DNNL": "1",
             # Every skip must be something this machine lacks, within tests/skip_budget.json.
             "TVM_TEST_SKIP_AUDIT": "1",
         },

@@ -7,8 +7,10 @@ set -euo pipefail
 # Test-only extras: validation layers (validation-clean runs), the Vulkan headers (a struct-layout
 # check of our own declarations), binutils (readelf for DT_NEEDED checks) and doctest (the C++
 # unit tests of tests/cpp).
+# oneDNN 2.x: libdnnl-dev's headers build tvm-runtime-dnnl (types only), and its libdnnl2 is
+# what that wheel opens at first use to run dnnl_json modules.
 PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo libvulkan1 mesa-vulkan-drivers
-  vulkan-validationlayers libvulkan-dev binutils doctest-dev)
+  vulkan-validationlayers libvulkan-dev binutils doctest-dev libdnnl-dev)
 # More for one session (e.g. qemu-user-static for `nox -s aarch64`), given as arguments.
 PACKAGES+=("$@")
 

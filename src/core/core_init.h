@@ -13,6 +13,7 @@ void RegisterParamsGlobals();
 void RegisterTimeEvaluator();
 void RegisterVM();
 void RegisterLanguageModelState();  // KV cache, RNN state, sampling, weight cache (lm/)
+void RegisterConstLoader();         // BYOC artifacts' constant loader, before the placeholders
 void RegisterMissingBackendLoaders();
 void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi parses a file
 void RegisterLibraryLoader();    // runtime.LoadLibraryModule: exported libraries, no payload copies

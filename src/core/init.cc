@@ -51,6 +51,7 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterTimeEvaluator();
         RegisterVM();
         RegisterLanguageModelState();
+        RegisterConstLoader();
         RegisterMissingBackendLoaders();
         RegisterLibraryBinCheck();
         RegisterLibraryLoader();

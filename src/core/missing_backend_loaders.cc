@@ -39,9 +39,6 @@ constexpr UnservedKind kUnservedKinds[] = {
     {"c",
      "a C source module is source code, not something a runtime runs; tvm-runtime does not keep "
      "it (export the library compiled)"},
-    {"const_loader",
-     "BYOC JSON runtimes (DNNL, cuBLAS, CUTLASS, TensorRT, ...) and their constant loader are not "
-     "part of tvm-runtime; compile without external codegen"},
     {"static_library",
      "static-library modules only exist to be linked into another export_library call, which "
      "needs apache-tvm's compiler"},
@@ -126,6 +123,24 @@ bool HasFmtField(const std::string& kind) {
   return ::tvm::ffi::Module(module);
 }
 
+/* A kind declared by a wheel that serves no device (the external-codegen runtimes of
+ * tvm-runtime-dnnl, ...): its modules hold no kernel table to defer to, and run on the CPU, so
+ * the artifact fails at load, naming the wheel. */
+void RegisterHostRuntimePlaceholder(const std::string& kind, const std::string& distribution) {
+  std::string name = "ffi.Module.load_from_bytes." + kind;
+  if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
+  std::string message = "Cannot load the '" + kind +
+                        "' module embedded in this artifact: modules of this kind are run by " +
+                        "the " + distribution + " wheel, which is not installed or did not " +
+                        "load (pip install " + distribution +
+                        "; `python -m tvm.backend` says why it did not load).";
+  ::tvm::ffi::Function::SetGlobal(
+      name,
+      ::tvm::ffi::Function::FromTyped([message](const ::tvm::ffi::Bytes&) -> ::tvm::ffi::Module {
+        backend::ThrowError("RuntimeError", message);
+      }));
+}
+
 void RegisterPlaceholder(const std::string& kind, int device_type, const std::string& why = "") {
   std::string name = "ffi.Module.load_from_bytes." + kind;
   if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
@@ -140,7 +155,11 @@ void RegisterPlaceholder(const std::string& kind, int device_type, const std::st
 
 void RegisterMissingBackendLoaders() {
   for (const ModuleKindOwner* owner = ModuleKindOwners(); owner->kind != nullptr; ++owner) {
-    RegisterPlaceholder(owner->kind, owner->device_type);
+    if (owner->device_type == kDLCPU) {
+      RegisterHostRuntimePlaceholder(owner->kind, owner->distribution);
+    } else {
+      RegisterPlaceholder(owner->kind, owner->device_type);
+    }
   }
   for (const UnservedKind& unserved : kUnservedKinds) {
     bool declared = false;

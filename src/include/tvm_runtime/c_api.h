@@ -323,6 +323,8 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
  *   tvm_runtime.opencl.*      the OpenCL DSO: cache_info;
+ *   tvm_runtime.dnnl.*        the DSO of tvm-runtime-dnnl: library_status, library_path (its
+ *                             hook's library_status and diagnostics);
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
