@@ -276,6 +276,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loads", type=int, default=10, help="timed warm loads per child (~50 MB model)")
     p.add_argument("--rss-cycles", type=int, default=1000, help="reload cycles per child (~50 MB model)")
     p.add_argument("--models", nargs="*", help="only these (file stems)")
+    p.add_argument(
+        "--min-rss-cycles",
+        type=int,
+        default=20,
+        help="fewest reload cycles for a large model (each runs an inference; ViT-B/16: ~1 min here)",
+    )
     return p.parse_args(argv)
 
 
@@ -302,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "artifact": str(so),
                 "npz": str(so.with_suffix(".npz")),
                 "loads": _scale(size, args.loads, 3),
-                "rss_cycles": _scale(size, args.rss_cycles, 20),
+                "rss_cycles": _scale(size, args.rss_cycles, args.min_rss_cycles),
             }
             plans[so.stem] = {"loads": spec["loads"], "rss_cycles": spec["rss_cycles"]}
             t0 = time.perf_counter()
