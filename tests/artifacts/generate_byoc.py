@@ -101,16 +101,16 @@ class Graph:
         self.nodes.append(node)
         return [len(self.nodes) - 1, 0, 0]
 
-    def input(self, name, shape):
-        return self._add({"op": "input", "name": name}, shape)
+    def input(self, name, shape, dtype="float32"):
+        return self._add({"op": "input", "name": name}, shape, dtype)
 
     def const(self, name, shape):
         self.consts.append(name)
         return self._add({"op": "const", "name": name}, shape)
 
-    def kernel(self, name, inputs, shape, attrs=None):
+    def kernel(self, name, inputs, shape, attrs=None, dtype="float32"):
         node = {"op": "kernel", "name": name, "inputs": inputs, "attrs": dict(attrs or {})}
-        ref = self._add(node, shape)
+        ref = self._add(node, shape, dtype)
         node["attrs"]["num_inputs"] = len(inputs)
         node["attrs"]["num_outputs"] = 1
         return ref
@@ -225,6 +225,190 @@ class ParamsMlp:
             y = R.nn.relu(R.matmul(x, w))
             R.output(y)
         return y
+
+
+# ---- cublas_json: graphs as 0.27's cuBLAS codegen (relax.ext.cublas) writes them ---------------
+#
+# CublasJSONSerializer emits one kernel node per module, named by the composite pattern it
+# matched (python/tvm/relax/backend/cuda/cublas.py), with the matmul's attributes (out_dtype)
+# and, for dequantize, the scale as "dq_scale".  partition_for_cublas binds no constants by
+# default and 0.27's cuBLAS runtime ignores bound ones, so weights are inputs of the graph; the
+# const_loader then holds an empty constant list for each symbol.
+
+# (Relax function, symbol, composite, inputs [(name, shape, dtype)], output shape/dtype, attrs)
+CUBLAS_CASES = [
+    ("mlp", "fused_relax_matmul_relax_add_relax_nn_relu_cublas", "cublas.matmul_bias_relu",
+     [("x", (4, 32), "float32"), ("w1", (32, 16), "float32"), ("b1", (16,), "float32")],
+     (4, 16), "float32", {}),
+    ("mlp", "fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_gelu_cublas",
+     "cublas.matmul_transposed_bias_gelu",
+     [("lv", (4, 16), "float32"), ("w2", (8, 16), "float32"), ("b2", (8,), "float32")],
+     (4, 8), "float32", {}),
+    ("batched", "fused_relax_matmul_cublas", "cublas.matmul",
+     [("a", (2, 4, 8), "float32"), ("b", (2, 8, 4), "float32")], (2, 4, 4), "float32", {}),
+    ("flattened", "fused_relax_matmul1_cublas", "cublas.matmul",
+     [("a", (2, 3, 8), "float32"), ("w", (8, 5), "float32")], (2, 3, 5), "float32", {}),
+    ("half", "fused_relax_matmul_relax_add_cublas", "cublas.matmul_bias",
+     [("x", (4, 16), "float16"), ("w", (16, 8), "float16"), ("b", (8,), "float16")],
+     (4, 8), "float16", {}),
+    ("int8", "fused_relax_matmul2_cublas", "cublas.matmul",
+     [("x", (4, 16), "int8"), ("w", (16, 8), "int8")], (4, 8), "int32", {}),
+    ("dequantize", "fused_relax_permute_dims_relax_matmul_relax_dequantize_cublas",
+     "cublas.matmul_transposed_dequantize",
+     [("x", (4, 16), "float8_e4m3fn"), ("w", (8, 16), "float8_e4m3fn")], (4, 8), "float16",
+     {"dq_scale": 0.5}),
+]
+
+
+def json_modules(cases, attrs_of):
+    """(symbol, graph, const names) per case, in order; `attrs_of(case)` gives the kernel's
+    attributes."""
+    out = []
+    for case in cases:
+        _, symbol, composite, inputs, shape, dtype, _ = case
+        g = Graph()
+        refs = [g.input(n, s, t) for n, s, t in inputs]
+        y = g.kernel(composite, refs, shape, attrs_of(case), dtype)
+        out.append((symbol, g.to_json([y]), g.consts))
+    return out
+
+
+def cublas_attrs(case):
+    """MatmulAttrs as OpAttrExtractor writes them (out_dtype void -> ""), plus the case's."""
+    _, _, _, inputs, _, dtype, attrs = case
+    return {"out_dtype": dtype if dtype != inputs[0][2] else "", **attrs}
+
+
+def byoc_ir_module(cases):
+    """One Relax function per case name (cases of one name chain), each a call_dps_packed per
+    symbol, which is what RunCodegen leaves of the partitioned functions."""
+    bb = relax.BlockBuilder()
+    by_func: dict[str, list] = {}
+    for case in cases:
+        by_func.setdefault(case[0], []).append(case)
+    for func, cases in by_func.items():
+        params, first = [], True
+        for _, _, _, inputs, _, _, _ in cases:
+            for i, (n, s, t) in enumerate(inputs):
+                if i == 0 and not first:
+                    continue  # the previous call's output
+                params.append(relax.Var(n, relax.TensorType(s, t)))
+            first = False
+        with bb.function(func, params):
+            with bb.dataflow():
+                prev, used = None, 0
+                for _, symbol, _, inputs, shape, dtype, _ in cases:
+                    n_args = len(inputs) if prev is None else len(inputs) - 1
+                    args = ([] if prev is None else [prev]) + params[used : used + n_args]
+                    used += n_args
+                    prev = bb.emit(
+                        relax.call_dps_packed(symbol, args, relax.TensorType(shape, dtype))
+                    )
+                out = bb.emit_output(prev)
+            bb.emit_func_output(out)
+    return bb.get()
+
+
+def case_inputs(cases):
+    import ml_dtypes
+
+    c = {}
+    for func, symbol, _, inputs, _, _, _ in cases:
+        for n, s, t in inputs:
+            key = f"{func}:{n}"
+            if key in c or n == "lv":
+                continue
+            if t == "int8":
+                c[key] = RNG.integers(-8, 8, size=s).astype("int8")
+            elif t == "float8_e4m3fn":
+                c[key] = (RNG.integers(-8, 8, size=s) / 4).astype(ml_dtypes.float8_e4m3fn)
+            else:
+                c[key] = _q(s, 32).astype(t)
+    return c
+
+
+def gelu_tanh(v):
+    """cuBLASLt's GELU epilogue: the tanh approximation."""
+    return 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def cublas_expected(c):
+    f = {k: v.astype("float64") for k, v in c.items()}
+    h = np.maximum(f["mlp:x"] @ f["mlp:w1"] + f["mlp:b1"], 0)
+    return {
+        "mlp": gelu_tanh(h @ f["mlp:w2"].T + f["mlp:b2"]).astype("float32"),
+        "batched": (f["batched:a"] @ f["batched:b"]).astype("float32"),
+        "flattened": (f["flattened:a"] @ f["flattened:w"]).astype("float32"),
+        "half": (f["half:x"] @ f["half:w"] + f["half:b"]).astype("float16"),
+        "int8": (c["int8:x"].astype("int32") @ c["int8:w"].astype("int32")),
+        "dequantize": (0.5 * (f["dequantize:x"] @ f["dequantize:w"].T)).astype("float16"),
+    }
+
+
+# ---- cudnn_json: graphs as 0.27's cuDNN codegen (relax.ext.cudnn) writes them ----------------
+#
+# cuDNNJSONSerializer emits one kernel node per module named by the composite
+# (python/tvm/relax/backend/cuda/cudnn.py: "cudnn.conv2d.nhwc_ohwi[_bias[_relu]]", whatever the
+# layout) with relax nn.conv2d's attributes; data and weight first, as 0.27's runtime expects.
+
+
+def conv_attrs(layout, padding, strides=(1, 1), groups=1, out_dtype=""):
+    kernel = {"NHWC": "OHWI", "NCHW": "OIHW"}[layout]
+    return {
+        "strides": list(strides),
+        "padding": list(padding),
+        "dilation": [1, 1],
+        "groups": groups,
+        "data_layout": layout,
+        "kernel_layout": kernel,
+        "out_layout": layout,
+        "out_dtype": out_dtype,
+    }
+
+
+CUDNN_CASES = [
+    ("nhwc_bias_relu", "fused_relax_nn_conv2d_relax_add_relax_nn_relu_cudnn",
+     "cudnn.conv2d.nhwc_ohwi_bias_relu",
+     [("x", (1, 8, 8, 4), "float32"), ("w", (6, 3, 3, 4), "float32"), ("b", (1, 1, 1, 6), "float32")],
+     (1, 8, 8, 6), "float32", conv_attrs("NHWC", [1, 1, 1, 1])),
+    ("nchw_bias_grouped", "fused_relax_nn_conv2d_relax_add_cudnn", "cudnn.conv2d.nhwc_ohwi_bias",
+     [("x", (1, 4, 7, 7), "float32"), ("w", (6, 2, 3, 3), "float32"), ("b", (1, 6, 1, 1), "float32")],
+     (1, 6, 4, 4), "float32", conv_attrs("NCHW", [1, 1, 1, 1], (2, 2), 2)),
+    ("half", "fused_relax_nn_conv2d_cudnn", "cudnn.conv2d.nhwc_ohwi",
+     [("x", (1, 6, 6, 4), "float16"), ("w", (4, 3, 3, 4), "float16")],
+     (1, 4, 4, 4), "float16", conv_attrs("NHWC", [0, 0, 0, 0])),
+]
+
+
+def conv2d_ref(x, w, stride, pad, groups):
+    """NCHW x OIHW in float64, any stride and groups, symmetric padding."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        xs = xp[:, g * cg : (g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                win = xs[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
+                out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", win, w[g * og : (g + 1) * og, :, i, j])
+    return out
+
+
+def cudnn_expected(c):
+    nhwc = lambda a: a.transpose(0, 3, 1, 2)  # noqa: E731 - NHWC/OHWI -> NCHW/OIHW
+    y = conv2d_ref(nhwc(c["nhwc_bias_relu:x"]), nhwc(c["nhwc_bias_relu:w"]), 1, 1, 1)
+    y = np.maximum(y + c["nhwc_bias_relu:b"].reshape(1, -1, 1, 1), 0)
+    z = conv2d_ref(c["nchw_bias_grouped:x"], c["nchw_bias_grouped:w"], 2, 1, 2)
+    z = z + c["nchw_bias_grouped:b"].reshape(1, -1, 1, 1)
+    h = conv2d_ref(nhwc(c["half:x"]), nhwc(c["half:w"]), 1, 0, 1)
+    return {
+        "nhwc_bias_relu": y.transpose(0, 2, 3, 1).astype("float32"),
+        "nchw_bias_grouped": z.astype("float32"),
+        "half": h.transpose(0, 2, 3, 1).astype("float16"),
+    }
 
 
 # ---- the import tree --------------------------------------------------------------------------
@@ -360,8 +544,39 @@ def main() -> int:
     dnnl_path = out / "dnnl_cnn_cpu.so"
     export_with_external(exe, const_loader, externals, dnnl_path)
 
+    # 3. the cuBLAS model: VM code by apache-tvm for CUDA (no kernels of its own: every
+    # matmul is a cublas_json call), cublas_json modules written here.
+    cmods = json_modules(CUBLAS_CASES, cublas_attrs)
+    cuda_target = tvm.target.Target("cuda", host="llvm")
+    cexe = tvm.compile(byoc_ir_module(CUBLAS_CASES), cuda_target)
+    cloader = create({}, {sym: names for sym, _, names in cmods})
+    cublas_path = out / "cublas_cuda.so"
+    export_with_external(cexe, cloader, [("cublas_json", json_module_payload(*m)) for m in cmods],
+                         cublas_path)
+    cin = case_inputs(CUBLAS_CASES)
+    cexp = cublas_expected(cin)
+    # fp8 is stored as its bytes: numpy has no float8 (tests view them back through ml_dtypes
+    # or hand the bytes to the runtime).
+    cublas_arrays = {
+        f"cublas:{k}": (v.view("uint8") if v.dtype.itemsize == 1 and v.dtype.kind == "V" else v)
+        for k, v in cin.items()
+    }
+    cublas_arrays.update({f"cublas_out:{k}": v for k, v in cexp.items()})
+
+    # 4. the cuDNN model, made the same way.
+    dmods = json_modules(CUDNN_CASES, lambda case: case[6])
+    dexe = tvm.compile(byoc_ir_module(CUDNN_CASES), cuda_target)
+    dloader = create({}, {sym: names for sym, _, names in dmods})
+    cudnn_path = out / "cudnn_cuda.so"
+    export_with_external(dexe, dloader, [("cudnn_json", json_module_payload(*m)) for m in dmods],
+                         cudnn_path)
+    din = case_inputs(CUDNN_CASES)
+    cublas_arrays.update({f"cudnn:{k}": v for k, v in din.items()})
+    cublas_arrays.update({f"cudnn_out:{k}": v for k, v in cudnn_expected(din).items()})
+
     np.savez(
         out / "expected.npz",
+        **cublas_arrays,
         x=c["x"],
         dnnl_cnn=expected(c),
         mlp_x=c["mlp_x"],
@@ -378,6 +593,23 @@ def main() -> int:
             "const_loader_params_cpu.so": {
                 "modules_in_serialized_order": ["relax.VMExecutable", "const_loader", "_lib"],
                 "made_by": "apache-tvm 0.27 relax.build(params=...)",
+            },
+            "cublas_cuda.so": {
+                "modules_in_serialized_order": TREES[cublas_path.name],
+                "hand_assembled": "cublas_json payloads (the PyPI compiler has no cuBLAS "
+                "codegen); VM code and const_loader by apache-tvm 0.27",
+                "functions": sorted({c[0] for c in CUBLAS_CASES}),
+                "symbols": {sym: names for sym, _, names in cmods},
+                "graphs": {sym: graph for sym, graph, _ in cmods},
+                "note": "gelu is cuBLASLt's GELU epilogue (tanh approximation), as 0.27 runs it",
+            },
+            "cudnn_cuda.so": {
+                "modules_in_serialized_order": TREES[cudnn_path.name],
+                "hand_assembled": "cudnn_json payloads (the PyPI compiler has no cuDNN "
+                "codegen); VM code and const_loader by apache-tvm 0.27",
+                "functions": sorted({c[0] for c in CUDNN_CASES}),
+                "symbols": {sym: names for sym, _, names in dmods},
+                "graphs": {sym: graph for sym, graph, _ in dmods},
             },
             "dnnl_cnn_cpu.so": {
                 "modules_in_serialized_order": TREES[dnnl_path.name],

@@ -1,22 +1,29 @@
 /*
  * Entry points of libtvm_runtime_cuda.so.  Registration runs when the Python hook calls
  * TVMRuntimeBackendRegister, never in a static constructor, and does not touch CUDA: the
- * driver is opened on first device use, NVRTC on the first source compile.
+ * driver is opened on first device use, NVRTC on the first source compile, cuBLASLt and cuDNN
+ * when the first cublas_json or cudnn_json module is initialized.
  */
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <string>
 
+#include "cublaslt_library.h"
 #include "cuda_device_api.h"
 #include "cuda_globals.h"
 #include "cuda_module.h"
 #include "cuda_nccl.h"
 #include "cuda_runtime.h"
+#include "cudnn_library.h"
 
 namespace tvm_runtime {
 namespace cuda {
+
+void RegisterCublasJsonRuntime();
+void RegisterCudnnJsonRuntime();
 
 void RegisterCudaBackend() {
   // Leaked: the core keeps the tables (and these pointers) for the life of the process.
@@ -31,6 +38,13 @@ void RegisterCudaBackend() {
   RegisterCompilerGlobals();
   RegisterEventGlobals();
   RegisterNcclGlobals();  // Disco's runtime.disco.nccl.*
+  // External-codegen (BYOC) modules; their vendor library is opened on first use.
+  RegisterCublasJsonRuntime();
+  RegisterCudnnJsonRuntime();
+  backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cublaslt_status"),
+                             []() { return CublasLtStatus(); });
+  backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cudnn_status"),
+                             []() { return CudnnStatus(); });
 }
 
 }  // namespace cuda

@@ -185,6 +185,21 @@ class DnnlJsonRuntime final : public JsonRuntimeModule {
     }
   }
 
+  /* Submits a convolution or inner product: data, weights, output and an optional bias, in
+   * the node's input order, with the post-ops its name asks for. */
+  void SubmitWeighted(uint32_t nid, const Node& node, const void* op_desc,
+                      const dnnl_memory_desc_t& src, const dnnl_memory_desc_t& wgt,
+                      const dnnl_memory_desc_t& dst, const dnnl_memory_desc_t* bias) {
+    const auto& g = graph();
+    auto attr = Attr(node, PostOps(node));
+    std::vector<std::pair<int, std::pair<uint32_t, dnnl_memory_desc_t>>> args = {
+        {DNNL_ARG_SRC, {g.EntryId(node.inputs[0]), src}},
+        {DNNL_ARG_WEIGHTS, {g.EntryId(node.inputs[1]), wgt}},
+        {DNNL_ARG_DST, {g.EntryId(nid, 0), dst}}};
+    if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, {g.EntryId(node.inputs[2]), *bias}});
+    Submit(node, op_desc, attr.get(), args);
+  }
+
   /* Post-ops named by the op's suffixes, as 0.27's DNNL runtime reads them. */
   std::vector<Eltwise> PostOps(const Node& node) const {
     const std::string& name = node.name;
@@ -334,13 +349,7 @@ class DnnlJsonRuntime final : public JsonRuntimeModule {
                   &desc, dnnl_forward_inference, dnnl_convolution_direct, &src, &wgt,
                   has_bias ? &bias : nullptr, &dst, s, d, pl, pr),
               "describing " + node.where);
-    auto attr = Attr(node, PostOps(node));
-    std::vector<std::pair<int, std::pair<uint32_t, dnnl_memory_desc_t>>> args = {
-        {DNNL_ARG_SRC, {g.EntryId(node.inputs[0]), src}},
-        {DNNL_ARG_WEIGHTS, {g.EntryId(node.inputs[1]), wgt}},
-        {DNNL_ARG_DST, {g.EntryId(nid, 0), dst}}};
-    if (has_bias) args.push_back({DNNL_ARG_BIAS, {g.EntryId(node.inputs[2]), bias}});
-    Submit(node, &desc, attr.get(), args);
+    SubmitWeighted(nid, node, &desc, src, wgt, dst, has_bias ? &bias : nullptr);
   }
 
   void Dense(uint32_t nid, const Node& node) {
@@ -371,13 +380,7 @@ class DnnlJsonRuntime final : public JsonRuntimeModule {
     CheckDnnl(api_->dnnl_inner_product_forward_desc_init(&desc, dnnl_forward_inference, &src, &wgt,
                                                          has_bias ? &bias : nullptr, &dst),
               "describing " + node.where);
-    auto attr = Attr(node, PostOps(node));
-    std::vector<std::pair<int, std::pair<uint32_t, dnnl_memory_desc_t>>> args = {
-        {DNNL_ARG_SRC, {g.EntryId(node.inputs[0]), src}},
-        {DNNL_ARG_WEIGHTS, {g.EntryId(node.inputs[1]), wgt}},
-        {DNNL_ARG_DST, {g.EntryId(nid, 0), dst}}};
-    if (has_bias) args.push_back({DNNL_ARG_BIAS, {g.EntryId(node.inputs[2]), bias}});
-    Submit(node, &desc, attr.get(), args);
+    SubmitWeighted(nid, node, &desc, src, wgt, dst, has_bias ? &bias : nullptr);
   }
 
   /* add/multiply with numpy broadcasting; oneDNN broadcasts only its second source, so the

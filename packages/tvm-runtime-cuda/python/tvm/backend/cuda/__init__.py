@@ -17,7 +17,11 @@ Environment:
   ``TVM_CUDA_NVRTC_FAST_MATH=0``  compile source without --use_fast_math;
   ``TVM_CUDA_NVRTC_EXTRA_OPTS``   extra NVRTC options, whitespace-separated;
   ``TVM_NCCL_LIBRARY``            NCCL library for Disco's nccl collectives (skips the search;
-                                  ``pip install "tvm-runtime-cuda[nccl]"`` installs one).
+                                  ``pip install "tvm-runtime-cuda[nccl]"`` installs one);
+  ``TVM_CUBLASLT_LIBRARY``        cuBLASLt for cublas_json modules (skips the search;
+                                  ``pip install "tvm-runtime-cuda[cublas]"`` installs one);
+  ``TVM_CUDNN_LIBRARY``           cuDNN for cudnn_json modules (skips the search;
+                                  ``pip install "tvm-runtime-cuda[cudnn]"`` installs one).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ except ImportError as err:  # only this wheel's portion of the `tvm` namespace i
 
 from ._event import Event
 from ._ffi import cuda_global as _global
+from ._libraries import LOCATOR_GLOBAL as _LIBRARY_LOCATOR
+from ._libraries import locate_library
 from ._nccl import LOCATOR_GLOBAL as _NCCL_LOCATOR
 from ._nccl import locate_nccl
 from ._nvrtc import LOCATOR_GLOBAL, locate_nvrtc
@@ -45,6 +51,18 @@ def _register_locators() -> None:
     tvm_ffi.register_global_func(LOCATOR_GLOBAL, locate_nvrtc, override=True)
     # Called by the C++ side when a Disco session first initialises NCCL.
     tvm_ffi.register_global_func(_NCCL_LOCATOR, locate_nccl, override=True)
+    # Called when a cublas_json/cudnn_json module or a CUDA-runtime host library needs one.
+    tvm_ffi.register_global_func(_LIBRARY_LOCATOR, locate_library, override=True)
+
+
+def cublaslt_status() -> str:
+    """"" when cuBLASLt (for cublas_json modules) can be opened, else why not and what to install."""
+    return str(_global("cublaslt_status")())
+
+
+def cudnn_status() -> str:
+    """"" when cuDNN (for cudnn_json modules) can be opened, else why not and what to install."""
+    return str(_global("cudnn_status")())
 
 
 def driver_info() -> dict[str, Any]:
@@ -132,6 +150,9 @@ __all__ = [
     "detect_target_from_device",
     "driver_info",
     "driver_status",
+    "cublaslt_status",
+    "cudnn_status",
+    "locate_library",
     "locate_nccl",
     "locate_nvrtc",
     "nvrtc_info",
