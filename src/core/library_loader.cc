@@ -148,6 +148,22 @@ ffi::Module BuildModuleTree(const SymbolBytes& bin, const std::shared_ptr<const 
   return modules[0];
 }
 
+/* When dlopen failed because a library the artifact links (DT_NEEDED) is not found, asks the
+ * backend registered as its provider (c_api.h 4a, runtime.library_provider.<stem>) to load it.
+ * True when a provider did; a provider that cannot find it raises, naming what to install. */
+bool ProvideMissingDependency(const std::string& dlopen_error, const std::string& path) {
+  // glibc: "<soname>: cannot open shared object file: No such file or directory"
+  size_t colon = dlopen_error.find(": cannot open shared object file");
+  if (colon == std::string::npos) return false;
+  std::string soname = dlopen_error.substr(0, colon);
+  if (soname.find('/') != std::string::npos || soname == path) return false;
+  std::string stem = soname.substr(0, soname.find(".so"));
+  auto provider = ffi::Function::GetGlobal("runtime.library_provider." + stem);
+  if (!provider.has_value()) return false;
+  (*provider)(ffi::String(soname));
+  return true;
+}
+
 ffi::Module LoadLibraryModule(const std::string& path) {
   auto file = std::make_shared<MappedFile>(path, MappedFile::Mode::kCopyOnWrite, /*keep_fd=*/true);
   SymbolBytes bin;
@@ -159,8 +175,17 @@ ffi::Module LoadLibraryModule(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    backend::ThrowError("RuntimeError", "cannot load the library '" + path +
-                                            "': " + std::string(why ? why : "dlopen failed"));
+    std::string reason = why ? why : "dlopen failed";
+    // Host code that links a vendor runtime (CUTLASS kernels need libcudart): the backend that
+    // provides it loads it from its pip wheel, and the library is opened again.
+    if (ProvideMissingDependency(reason, path)) {
+      handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+      why = handle == nullptr ? dlerror() : nullptr;
+      reason = why ? why : reason;
+    }
+    if (handle == nullptr) {
+      backend::ThrowError("RuntimeError", "cannot load the library '" + path + "': " + reason);
+    }
   }
   auto lib = ffi::make_object<LibraryModule>(handle);
   // The addresses compiled host code calls through (TVMBackend*, tvm-ffi's C API).

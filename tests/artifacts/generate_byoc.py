@@ -4,10 +4,12 @@ A fixture generator, not part of the runtime: run it with apache-tvm 0.27 from P
 
     /work/venvs/apache/bin/python tests/artifacts/generate_byoc.py [--out DIR]
 
-apache-tvm 0.27 from PyPI has no external codegens (no ``relax.ext.dnnl``), so it cannot emit a
-``dnnl_json`` module, and a source build with USE_DNNL is out of reach here.  These artifacts are
-therefore *hand-assembled in 0.27's format*, with as much as possible written by apache-tvm
-itself:
+apache-tvm 0.27 from PyPI has no external codegens (no ``relax.ext.dnnl``, ``relax.ext.cublas``,
+``relax.ext.cudnn``), so it cannot emit ``dnnl_json``, ``cublas_json`` or ``cudnn_json`` modules; a
+source build is out of reach (no sdist on PyPI, no GitHub access from CI), and an add-on codegen
+cannot link against the PyPI ``libtvm_compiler.so`` (it exports only ~1.9k symbols: hidden
+visibility).  These artifacts are therefore *hand-assembled in 0.27's format*, with as much as
+possible written by apache-tvm itself:
 
 * the Relax executable and its host kernels (``_lib``) are compiled by ``tvm.compile`` for
   ``llvm``; BYOC subgraphs are ``R.call_dps_packed("<symbol>", ...)`` calls, which is what
@@ -33,7 +35,15 @@ Files:
   run by apache-tvm's VM before being written;
 * ``dnnl_cnn_cpu.so``: ``x -> dnnl.conv2d_bias_relu (3x3, pad 1) -> reshape (llvm) ->
   dnnl.dense_bias_gelu -> [add(const), nn.relu] (one dnnl graph, two kernels) -> x+x (llvm)``;
-* ``expected.npz``: inputs, constants and numpy's outputs; ``manifest.json``: what is where.
+* ``cublas_cuda.so``: VM code compiled for ``cuda`` with one Relax function per case (``mlp``:
+  matmul_bias_relu then matmul_transposed_bias_gelu; ``batched``; ``flattened`` (batched lhs,
+  2-D rhs); ``half`` (fp16 matmul_bias); ``int8`` (int32 out); ``dequantize`` (fp8 e4m3 inputs,
+  fp16 out, dq_scale 0.5)), each a ``cublas_json`` module shaped as 0.27's cuBLAS codegen emits
+  it (one kernel named by the composite, the matmul's attributes, weights as graph inputs);
+* ``cudnn_cuda.so``: the same for ``cudnn_json``: conv2d+bias+relu in NHWC/OHWI, conv2d+bias
+  grouped and strided in NCHW/OIHW, fp16 conv2d;
+* ``expected.npz``: inputs, constants and numpy's outputs (fp8 inputs as their bytes; GELU in
+  the cuBLAS case is cuBLASLt's tanh approximation); ``manifest.json``: what is where.
 """
 
 from __future__ import annotations
@@ -237,26 +247,69 @@ class ParamsMlp:
 
 # (Relax function, symbol, composite, inputs [(name, shape, dtype)], output shape/dtype, attrs)
 CUBLAS_CASES = [
-    ("mlp", "fused_relax_matmul_relax_add_relax_nn_relu_cublas", "cublas.matmul_bias_relu",
-     [("x", (4, 32), "float32"), ("w1", (32, 16), "float32"), ("b1", (16,), "float32")],
-     (4, 16), "float32", {}),
-    ("mlp", "fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_gelu_cublas",
-     "cublas.matmul_transposed_bias_gelu",
-     [("lv", (4, 16), "float32"), ("w2", (8, 16), "float32"), ("b2", (8,), "float32")],
-     (4, 8), "float32", {}),
-    ("batched", "fused_relax_matmul_cublas", "cublas.matmul",
-     [("a", (2, 4, 8), "float32"), ("b", (2, 8, 4), "float32")], (2, 4, 4), "float32", {}),
-    ("flattened", "fused_relax_matmul1_cublas", "cublas.matmul",
-     [("a", (2, 3, 8), "float32"), ("w", (8, 5), "float32")], (2, 3, 5), "float32", {}),
-    ("half", "fused_relax_matmul_relax_add_cublas", "cublas.matmul_bias",
-     [("x", (4, 16), "float16"), ("w", (16, 8), "float16"), ("b", (8,), "float16")],
-     (4, 8), "float16", {}),
-    ("int8", "fused_relax_matmul2_cublas", "cublas.matmul",
-     [("x", (4, 16), "int8"), ("w", (16, 8), "int8")], (4, 8), "int32", {}),
-    ("dequantize", "fused_relax_permute_dims_relax_matmul_relax_dequantize_cublas",
-     "cublas.matmul_transposed_dequantize",
-     [("x", (4, 16), "float8_e4m3fn"), ("w", (8, 16), "float8_e4m3fn")], (4, 8), "float16",
-     {"dq_scale": 0.5}),
+    (
+        "mlp",
+        "fused_relax_matmul_relax_add_relax_nn_relu_cublas",
+        "cublas.matmul_bias_relu",
+        [("x", (4, 32), "float32"), ("w1", (32, 16), "float32"), ("b1", (16,), "float32")],
+        (4, 16),
+        "float32",
+        {},
+    ),
+    (
+        "mlp",
+        "fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_gelu_cublas",
+        "cublas.matmul_transposed_bias_gelu",
+        [("lv", (4, 16), "float32"), ("w2", (8, 16), "float32"), ("b2", (8,), "float32")],
+        (4, 8),
+        "float32",
+        {},
+    ),
+    (
+        "batched",
+        "fused_relax_matmul_cublas",
+        "cublas.matmul",
+        [("a", (2, 4, 8), "float32"), ("b", (2, 8, 4), "float32")],
+        (2, 4, 4),
+        "float32",
+        {},
+    ),
+    (
+        "flattened",
+        "fused_relax_matmul1_cublas",
+        "cublas.matmul",
+        [("a", (2, 3, 8), "float32"), ("w", (8, 5), "float32")],
+        (2, 3, 5),
+        "float32",
+        {},
+    ),
+    (
+        "half",
+        "fused_relax_matmul_relax_add_cublas",
+        "cublas.matmul_bias",
+        [("x", (4, 16), "float16"), ("w", (16, 8), "float16"), ("b", (8,), "float16")],
+        (4, 8),
+        "float16",
+        {},
+    ),
+    (
+        "int8",
+        "fused_relax_matmul2_cublas",
+        "cublas.matmul",
+        [("x", (4, 16), "int8"), ("w", (16, 8), "int8")],
+        (4, 8),
+        "int32",
+        {},
+    ),
+    (
+        "dequantize",
+        "fused_relax_permute_dims_relax_matmul_relax_dequantize_cublas",
+        "cublas.matmul_transposed_dequantize",
+        [("x", (4, 16), "float8_e4m3fn"), ("w", (8, 16), "float8_e4m3fn")],
+        (4, 8),
+        "float16",
+        {"dq_scale": 0.5},
+    ),
 ]
 
 
@@ -301,9 +354,7 @@ def byoc_ir_module(cases):
                     n_args = len(inputs) if prev is None else len(inputs) - 1
                     args = ([] if prev is None else [prev]) + params[used : used + n_args]
                     used += n_args
-                    prev = bb.emit(
-                        relax.call_dps_packed(symbol, args, relax.TensorType(shape, dtype))
-                    )
+                    prev = bb.emit(relax.call_dps_packed(symbol, args, relax.TensorType(shape, dtype)))
                 out = bb.emit_output(prev)
             bb.emit_func_output(out)
     return bb.get()
@@ -313,7 +364,7 @@ def case_inputs(cases):
     import ml_dtypes
 
     c = {}
-    for func, symbol, _, inputs, _, _, _ in cases:
+    for func, _, _, inputs, _, _, _ in cases:
         for n, s, t in inputs:
             key = f"{func}:{n}"
             if key in c or n == "lv":
@@ -367,16 +418,33 @@ def conv_attrs(layout, padding, strides=(1, 1), groups=1, out_dtype=""):
 
 
 CUDNN_CASES = [
-    ("nhwc_bias_relu", "fused_relax_nn_conv2d_relax_add_relax_nn_relu_cudnn",
-     "cudnn.conv2d.nhwc_ohwi_bias_relu",
-     [("x", (1, 8, 8, 4), "float32"), ("w", (6, 3, 3, 4), "float32"), ("b", (1, 1, 1, 6), "float32")],
-     (1, 8, 8, 6), "float32", conv_attrs("NHWC", [1, 1, 1, 1])),
-    ("nchw_bias_grouped", "fused_relax_nn_conv2d_relax_add_cudnn", "cudnn.conv2d.nhwc_ohwi_bias",
-     [("x", (1, 4, 7, 7), "float32"), ("w", (6, 2, 3, 3), "float32"), ("b", (1, 6, 1, 1), "float32")],
-     (1, 6, 4, 4), "float32", conv_attrs("NCHW", [1, 1, 1, 1], (2, 2), 2)),
-    ("half", "fused_relax_nn_conv2d_cudnn", "cudnn.conv2d.nhwc_ohwi",
-     [("x", (1, 6, 6, 4), "float16"), ("w", (4, 3, 3, 4), "float16")],
-     (1, 4, 4, 4), "float16", conv_attrs("NHWC", [0, 0, 0, 0])),
+    (
+        "nhwc_bias_relu",
+        "fused_relax_nn_conv2d_relax_add_relax_nn_relu_cudnn",
+        "cudnn.conv2d.nhwc_ohwi_bias_relu",
+        [("x", (1, 8, 8, 4), "float32"), ("w", (6, 3, 3, 4), "float32"), ("b", (1, 1, 1, 6), "float32")],
+        (1, 8, 8, 6),
+        "float32",
+        conv_attrs("NHWC", [1, 1, 1, 1]),
+    ),
+    (
+        "nchw_bias_grouped",
+        "fused_relax_nn_conv2d_relax_add_cudnn",
+        "cudnn.conv2d.nhwc_ohwi_bias",
+        [("x", (1, 4, 7, 7), "float32"), ("w", (6, 2, 3, 3), "float32"), ("b", (1, 6, 1, 1), "float32")],
+        (1, 6, 4, 4),
+        "float32",
+        conv_attrs("NCHW", [1, 1, 1, 1], (2, 2), 2),
+    ),
+    (
+        "half",
+        "fused_relax_nn_conv2d_cudnn",
+        "cudnn.conv2d.nhwc_ohwi",
+        [("x", (1, 6, 6, 4), "float16"), ("w", (4, 3, 3, 4), "float16")],
+        (1, 4, 4, 4),
+        "float16",
+        conv_attrs("NHWC", [0, 0, 0, 0]),
+    ),
 ]
 
 
@@ -393,7 +461,9 @@ def conv2d_ref(x, w, stride, pad, groups):
         for i in range(kh):
             for j in range(kw):
                 win = xs[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
-                out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", win, w[g * og : (g + 1) * og, :, i, j])
+                out[:, g * og : (g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", win, w[g * og : (g + 1) * og, :, i, j]
+                )
     return out
 
 
@@ -551,8 +621,9 @@ def main() -> int:
     cexe = tvm.compile(byoc_ir_module(CUBLAS_CASES), cuda_target)
     cloader = create({}, {sym: names for sym, _, names in cmods})
     cublas_path = out / "cublas_cuda.so"
-    export_with_external(cexe, cloader, [("cublas_json", json_module_payload(*m)) for m in cmods],
-                         cublas_path)
+    export_with_external(
+        cexe, cloader, [("cublas_json", json_module_payload(*m)) for m in cmods], cublas_path
+    )
     cin = case_inputs(CUBLAS_CASES)
     cexp = cublas_expected(cin)
     # fp8 is stored as its bytes: numpy has no float8 (tests view them back through ml_dtypes
@@ -568,8 +639,7 @@ def main() -> int:
     dexe = tvm.compile(byoc_ir_module(CUDNN_CASES), cuda_target)
     dloader = create({}, {sym: names for sym, _, names in dmods})
     cudnn_path = out / "cudnn_cuda.so"
-    export_with_external(dexe, dloader, [("cudnn_json", json_module_payload(*m)) for m in dmods],
-                         cudnn_path)
+    export_with_external(dexe, dloader, [("cudnn_json", json_module_payload(*m)) for m in dmods], cudnn_path)
     din = case_inputs(CUDNN_CASES)
     cublas_arrays.update({f"cudnn:{k}": v for k, v in din.items()})
     cublas_arrays.update({f"cudnn_out:{k}": v for k, v in cudnn_expected(din).items()})
@@ -587,8 +657,11 @@ def main() -> int:
     manifest = {
         "generator": "tests/artifacts/generate_byoc.py",
         "tvm_version": tvm.__version__,
-        "hand_assembled": "dnnl_json payloads and their place in the import tree (the PyPI "
-        "compiler has no DNNL codegen); everything else is apache-tvm 0.27's output",
+        "hand_assembled": "dnnl_json, cublas_json and cudnn_json payloads and their place in the "
+        "import tree: the PyPI compiler has no relax.ext.* codegens, apache-tvm cannot be built "
+        "from source in CI (no sdist on PyPI, no GitHub access), and the PyPI libtvm_compiler.so "
+        "exports only ~1.9k symbols (hidden visibility), so an add-on codegen cannot link "
+        "against it; everything else is apache-tvm 0.27's output",
         "artifacts": {
             "const_loader_params_cpu.so": {
                 "modules_in_serialized_order": ["relax.VMExecutable", "const_loader", "_lib"],
@@ -619,7 +692,8 @@ def main() -> int:
         },
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    print(f"wrote {params_path.name}, {dnnl_path.name}, expected.npz, manifest.json to {out}")
+    names = ", ".join(p.name for p in (params_path, dnnl_path, cublas_path, cudnn_path))
+    print(f"wrote {names}, expected.npz, manifest.json to {out}")
     return 0
 
 

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from backend_testing import build_fake_library, parse_log
+from byoc_support import MANIFEST
 
 from conftest import REPO, run_python
 
@@ -47,18 +48,48 @@ def result(**kw):
 """
 
 
+def run_artifact(fakes: dict[str, str], vendor: str, artifact: str, prefix: str, **env: str) -> dict:
+    """Runs every function of a fixture artifact twice on its inputs from expected.npz (those
+    named ``<prefix>:<function>:<input>``); returns the outputs, the vendor log of each function,
+    the vendor's live objects at the end and its status."""
+    functions = MANIFEST["artifacts"][artifact]["functions"]
+    status = {"cublaslt": "cublaslt_status", "cudnn": "cudnn_status"}[vendor]
+    body = f"""
+    mod = tvm.runtime.load_module(str(BYOC / {artifact!r}))
+    vm = tvm.runtime.vm.VirtualMachine(mod, dev)
+    outs, logs = {{}}, {{}}
+    for func in {functions!r}:
+        args = []
+        for key in EXPECTED.files:
+            if key.startswith(f"{prefix}:{{func}}:"):
+                a = EXPECTED[key]
+                args.append(raw_on_device(a, "float8_e4m3fn") if func == "dequantize" else on_device(a))
+        before = len(log())
+        for _ in range(2):  # the second call reuses the thread's handle and workspace
+            out = vm[func](*args)
+        outs[func] = out.numpy().astype("float64").tolist()
+        logs[func] = log()[before:]
+    result(outs=outs, logs=logs, live=live(), status=hook.{status}())
+    """
+    return run_fake(fakes, vendor, body, **env)
+
+
 def build_fakes(out_dir: Path) -> dict[str, str]:
     """The fake driver and fake vendor libraries, compiled (skip without a C compiler)."""
     return {
         "driver": str(build_fake_library(FAKES / "fake_cuda.c", out_dir / "libcuda_fake.so")),
         "cublaslt": str(build_fake_library(FAKES / "fake_cublaslt.c", out_dir / "libcublasLt_fake.so")),
+        "cudnn": str(build_fake_library(FAKES / "fake_cudnn.c", out_dir / "libcudnn_fake.so")),
     }
 
 
 def run_fake(fakes: dict[str, str], vendor: str, body: str, check: bool = True, **env: str) -> dict:
     """Runs `body` after PRELUDE with the fake driver and the fake `vendor` library; returns what
     it passed to result(), or {"error": stderr} when it failed and check is False."""
-    env_var, prefix = {"cublaslt": ("TVM_CUBLASLT_LIBRARY", "fake_cublaslt")}[vendor]
+    env_var, prefix = {
+        "cublaslt": ("TVM_CUBLASLT_LIBRARY", "fake_cublaslt"),
+        "cudnn": ("TVM_CUDNN_LIBRARY", "fake_cudnn"),
+    }[vendor]
     full_env = {
         "TVM_CUDA_DRIVER_LIBRARY": fakes["driver"],
         env_var: fakes[vendor],

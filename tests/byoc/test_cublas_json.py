@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from byoc_support import EXPECTED, MANIFEST
-from cuda_fakes import build_fakes, calls, run_fake
+from cuda_fakes import build_fakes, calls, run_artifact, run_fake
 
 import tvm.backend.cuda as hook
 
@@ -26,29 +26,8 @@ def fakes(tmp_path_factory):
     return build_fakes(tmp_path_factory.mktemp("fake-cublaslt"))
 
 
-RUN_ARTIFACT = """
-import ml_dtypes_shim
-mod = tvm.runtime.load_module(str(BYOC / "cublas_cuda.so"))
-vm = tvm.runtime.vm.VirtualMachine(mod, dev)
-outs, logs = {}, {}
-for func in FUNCTIONS:
-    args = []
-    for key in EXPECTED.files:
-        if key.startswith(f"cublas:{func}:"):
-            a = EXPECTED[key]
-            args.append(raw_on_device(a, "float8_e4m3fn") if func == "dequantize" else on_device(a))
-    before = len(log())
-    for _ in range(2):  # the second call reuses the thread's handle and workspace
-        out = vm[func](*args)
-    outs[func] = out.numpy().astype("float64").tolist()
-    logs[func] = log()[before:]
-result(outs=outs, logs=logs, live=live(), status=hook.cublaslt_status())
-"""
-
-
 def artifact_run(fakes, **env):
-    body = RUN_ARTIFACT.replace("import ml_dtypes_shim\n", f"FUNCTIONS = {FUNCTIONS!r}\n")
-    return run_fake(fakes, "cublaslt", body, **env)
+    return run_artifact(fakes, "cublaslt", "cublas_cuda.so", "cublas", **env)
 
 
 def test_artifact_matches_numpy_and_every_call_is_checked(fakes):
@@ -239,4 +218,3 @@ def test_locator_finds_the_cublas_wheel_layouts(tmp_path, monkeypatch):
     assert str(tmp_path / "nvidia/cu13/lib/libcublasLt.so.13") in found
     assert str(tmp_path / "nvidia/cublas/lib/libcublasLt.so.12") in found
     assert hook.locate_library("no-such-library") == []
-

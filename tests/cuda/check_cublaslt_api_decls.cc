@@ -67,7 +67,7 @@ static_assert(offsetof(mine::cublasLtMatmulHeuristicResult_t, state) ==
 static_assert(sizeof(mine::cublasLtMatmulAlgo_t) == sizeof(::cublasLtMatmulAlgo_t), "algo");
 
 // With the real types in place, each entry point's type must be exactly the symbol's.
-#define SAME_FN(field, symbol)                                                               \
+#define SAME_FN(field, symbol)                                                                \
   static_assert(std::is_same<decltype(ours::CublasLtApi::field), decltype(&::symbol)>::value, \
                 #symbol)
 SAME_FN(Create, cublasLtCreate);

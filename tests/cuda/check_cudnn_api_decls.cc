@@ -40,7 +40,8 @@ SAME_VALUE(CUDNN_ACTIVATION_IDENTITY);
 SAME_VALUE(CUDNN_NOT_PROPAGATE_NAN);
 SAME_VALUE(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
 
-static_assert(sizeof(mine::cudnnConvolutionFwdAlgoPerf_t) == sizeof(::cudnnConvolutionFwdAlgoPerf_t),
+static_assert(sizeof(mine::cudnnConvolutionFwdAlgoPerf_t) ==
+                  sizeof(::cudnnConvolutionFwdAlgoPerf_t),
               "perf size");
 static_assert(offsetof(mine::cudnnConvolutionFwdAlgoPerf_t, memory) ==
                   offsetof(::cudnnConvolutionFwdAlgoPerf_t, memory),
@@ -49,9 +50,8 @@ static_assert(offsetof(mine::cudnnConvolutionFwdAlgoPerf_t, status) ==
                   offsetof(::cudnnConvolutionFwdAlgoPerf_t, status),
               "status");
 
-#define SAME_FN(field, symbol)                                                             \
-  static_assert(std::is_same<decltype(ours::CudnnApi::field), decltype(&::symbol)>::value, \
-                #symbol)
+#define SAME_FN(field, symbol) \
+  static_assert(std::is_same<decltype(ours::CudnnApi::field), decltype(&::symbol)>::value, #symbol)
 SAME_FN(Create, cudnnCreate);
 SAME_FN(Destroy, cudnnDestroy);
 SAME_FN(SetStream, cudnnSetStream);

@@ -227,8 +227,8 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
       int64_t numel = 1;
       for (int64_t d : b) numel *= d;
       if (b.empty() || b.back() != p.n || numel != p.n) {
-        Unsupported(node, "the bias must hold one value per output column (" +
-                              std::to_string(p.n) + ")");
+        Unsupported(node,
+                    "the bias must hold one value per output column (" + std::to_string(p.n) + ")");
       }
     }
     return p;
@@ -294,8 +294,9 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
       p->m = a[a.size() - 2];
       p->batch = batch_a;
     } else {
-      Unsupported(node, "batched matmul needs equal batch counts, or a 2-D rhs (cuBLASLt has no "
-                        "broadcast batches)");
+      Unsupported(node,
+                  "batched matmul needs equal batch counts, or a 2-D rhs (cuBLASLt has no "
+                  "broadcast batches)");
     }
     int64_t numel_c = 1;
     for (int64_t d : c) numel_c *= d;
@@ -339,9 +340,9 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     }
     // Column-major views of the row-major operands (see the top of this file).
     uint64_t a_rows = p.transposed ? p.k : p.n, a_cols = p.transposed ? p.n : p.k;
-    CheckCublas(api.MatrixLayoutCreate(&desc.a, p.ab_type, a_rows, a_cols,
-                                       static_cast<int64_t>(a_rows)),
-                "describing the rhs of " + at);
+    CheckCublas(
+        api.MatrixLayoutCreate(&desc.a, p.ab_type, a_rows, a_cols, static_cast<int64_t>(a_rows)),
+        "describing the rhs of " + at);
     CheckCublas(api.MatrixLayoutCreate(&desc.b, p.ab_type, p.k, p.m, p.k),
                 "describing the lhs of " + at);
     CheckCublas(api.MatrixLayoutCreate(&desc.d, p.d_type, p.n, p.m, p.n),
@@ -350,12 +351,13 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
       int32_t count = static_cast<int32_t>(p.batch);
       for (auto [layout, stride] : {std::pair{desc.a, p.k * p.n}, std::pair{desc.b, p.m * p.k},
                                     std::pair{desc.d, p.m * p.n}}) {
-        CheckCublas(api.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                 &count, sizeof(count)),
+        CheckCublas(api.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                 sizeof(count)),
                     "setting the batch count of " + at);
-        CheckCublas(api.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                 &stride, sizeof(stride)),
-                    "setting the batch stride of " + at);
+        CheckCublas(
+            api.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                         &stride, sizeof(stride)),
+            "setting the batch stride of " + at);
       }
     }
     cublasLtMatmulHeuristicResult_t best{};
@@ -368,11 +370,12 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     int32_t alpha_i = 1, beta_i = 0;
     bool integer = p.compute == CUBLAS_COMPUTE_32I;
     void* out = Data(entries[p.out]);
-    CheckCublas(api.Matmul(state.handle(), desc.op, integer ? static_cast<void*>(&alpha_i) : &alpha_f,
-                           Data(entries[p.rhs]), desc.a, Data(entries[p.lhs]), desc.b,
-                           integer ? static_cast<void*>(&beta_i) : &beta_f, out, desc.d, out,
-                           desc.d, &best.algo, state.workspace(), kWorkspaceBytes, stream),
-                "cublasLtMatmul for " + at);
+    CheckCublas(
+        api.Matmul(state.handle(), desc.op, integer ? static_cast<void*>(&alpha_i) : &alpha_f,
+                   Data(entries[p.rhs]), desc.a, Data(entries[p.lhs]), desc.b,
+                   integer ? static_cast<void*>(&beta_i) : &beta_f, out, desc.d, out, desc.d,
+                   &best.algo, state.workspace(), kWorkspaceBytes, stream),
+        "cublasLtMatmul for " + at);
   }
 
   const CublasLtApi* api_ = nullptr;

@@ -95,20 +95,17 @@ struct CudnnApi {
   cudnnStatus_t (*DestroyConvolutionDescriptor)(cudnnConvolutionDescriptor_t desc);
   cudnnStatus_t (*CreateActivationDescriptor)(cudnnActivationDescriptor_t* desc);
   cudnnStatus_t (*SetActivationDescriptor)(cudnnActivationDescriptor_t desc,
-                                           cudnnActivationMode_t mode,
-                                           cudnnNanPropagation_t nan, double coef);
+                                           cudnnActivationMode_t mode, cudnnNanPropagation_t nan,
+                                           double coef);
   cudnnStatus_t (*DestroyActivationDescriptor)(cudnnActivationDescriptor_t desc);
   cudnnStatus_t (*GetConvolutionForwardAlgorithm_v7)(
       cudnnHandle_t handle, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
+      const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y, const int requested,
+      int* returned, cudnnConvolutionFwdAlgoPerf_t* results);
+  cudnnStatus_t (*GetConvolutionForwardWorkspaceSize)(
+      cudnnHandle_t handle, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
       const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y,
-      const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* results);
-  cudnnStatus_t (*GetConvolutionForwardWorkspaceSize)(cudnnHandle_t handle,
-                                                      const cudnnTensorDescriptor_t x,
-                                                      const cudnnFilterDescriptor_t w,
-                                                      const cudnnConvolutionDescriptor_t conv,
-                                                      const cudnnTensorDescriptor_t y,
-                                                      cudnnConvolutionFwdAlgo_t algo,
-                                                      size_t* bytes);
+      cudnnConvolutionFwdAlgo_t algo, size_t* bytes);
   cudnnStatus_t (*ConvolutionForward)(cudnnHandle_t handle, const void* alpha,
                                       const cudnnTensorDescriptor_t x_desc, const void* x,
                                       const cudnnFilterDescriptor_t w_desc, const void* w,
@@ -117,12 +114,12 @@ struct CudnnApi {
                                       size_t workspace_bytes, const void* beta,
                                       const cudnnTensorDescriptor_t y_desc, void* y);
   cudnnStatus_t (*ConvolutionBiasActivationForward)(
-      cudnnHandle_t handle, const void* alpha1, const cudnnTensorDescriptor_t x_desc,
-      const void* x, const cudnnFilterDescriptor_t w_desc, const void* w,
-      const cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void* workspace,
-      size_t workspace_bytes, const void* alpha2, const cudnnTensorDescriptor_t z_desc,
-      const void* z, const cudnnTensorDescriptor_t bias_desc, const void* bias,
-      const cudnnActivationDescriptor_t act, const cudnnTensorDescriptor_t y_desc, void* y);
+      cudnnHandle_t handle, const void* alpha1, const cudnnTensorDescriptor_t x_desc, const void* x,
+      const cudnnFilterDescriptor_t w_desc, const void* w, const cudnnConvolutionDescriptor_t conv,
+      cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t workspace_bytes, const void* alpha2,
+      const cudnnTensorDescriptor_t z_desc, const void* z, const cudnnTensorDescriptor_t bias_desc,
+      const void* bias, const cudnnActivationDescriptor_t act, const cudnnTensorDescriptor_t y_desc,
+      void* y);
 };
 
 }  // namespace cuda

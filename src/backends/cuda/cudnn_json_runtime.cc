@@ -144,8 +144,8 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     int device_id = entries[plans_.front().out]->device.device_id;
     for (const DLTensor* t : entries) {
       if (t != nullptr && t->device.device_id != device_id) {
-        backend::ThrowError("ValueError", "the tensors of " + where() +
-                                              " are on different CUDA devices");
+        backend::ThrowError("ValueError",
+                            "the tensors of " + where() + " are on different CUDA devices");
       }
     }
     CudaRuntime& rt = CudaRuntime::Global();
@@ -259,8 +259,7 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     auto out_size = [](int in, int pad, int kernel, int stride, int dil) {
       return (in + 2 * pad - dil * (kernel - 1) - 1) / stride + 1;
     };
-    if (ys[0] != p.n || ys[1] != p.k ||
-        p.oh != out_size(p.h, p.pad_h, p.r, p.stride_h, p.dil_h) ||
+    if (ys[0] != p.n || ys[1] != p.k || p.oh != out_size(p.h, p.pad_h, p.r, p.stride_h, p.dil_h) ||
         p.ow != out_size(p.wd, p.pad_w, p.s, p.stride_w, p.dil_w)) {
       Unsupported(node, "the output shape does not match the convolution");
     }
@@ -293,9 +292,8 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
           "describing the weight");
     check(api.CreateConvolutionDescriptor(&d.conv), "cudnnCreateConvolutionDescriptor");
     // fp32 accumulation for both dtypes (cuDNN's "pseudo-half" configuration for float16).
-    check(api.SetConvolution2dDescriptor(d.conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w,
-                                         p.dil_h, p.dil_w, CUDNN_CROSS_CORRELATION,
-                                         CUDNN_DATA_FLOAT),
+    check(api.SetConvolution2dDescriptor(d.conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h,
+                                         p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "describing the convolution");
     check(api.SetConvolutionGroupCount(d.conv, p.groups), "setting the group count");
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
@@ -304,8 +302,8 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
       // cuDNN's heuristics choose.
       cudnnConvolutionFwdAlgoPerf_t perf[4] = {};
       int found = 0;
-      check(api.GetConvolutionForwardAlgorithm_v7(state->handle(), d.x, d.w, d.conv, d.y, 4,
-                                                  &found, perf),
+      check(api.GetConvolutionForwardAlgorithm_v7(state->handle(), d.x, d.w, d.conv, d.y, 4, &found,
+                                                  perf),
             "cudnnGetConvolutionForwardAlgorithm_v7");
       int chosen = -1;
       for (int i = 0; i < found && chosen < 0; ++i) {
@@ -322,24 +320,24 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     float one = 1.f, zero = 0.f;
     void* y = Data(entries[p.out]);
     if (!p.has_bias) {
-      check(api.ConvolutionForward(state->handle(), &one, d.x, Data(entries[p.x]), d.w,
-                                   Data(entries[p.w]), d.conv, algo, workspace, bytes, &zero,
-                                   d.y, y),
-            "cudnnConvolutionForward");
+      check(
+          api.ConvolutionForward(state->handle(), &one, d.x, Data(entries[p.x]), d.w,
+                                 Data(entries[p.w]), d.conv, algo, workspace, bytes, &zero, d.y, y),
+          "cudnnConvolutionForward");
       return;
     }
     check(api.CreateTensorDescriptor(&d.bias), "cudnnCreateTensorDescriptor");
     check(api.SetTensor4dDescriptor(d.bias, p.format, p.dtype, 1, p.k, 1, 1),
           "describing the bias");
     check(api.CreateActivationDescriptor(&d.act), "cudnnCreateActivationDescriptor");
-    check(api.SetActivationDescriptor(d.act, p.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+    check(api.SetActivationDescriptor(d.act,
+                                      p.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                       CUDNN_NOT_PROPAGATE_NAN, 0.0),
           "describing the activation");
     // y = act(conv(x) + 0 * z + bias), with z = y (cuDNN requires a z; alpha2 = 0 ignores it).
-    check(api.ConvolutionBiasActivationForward(state->handle(), &one, d.x, Data(entries[p.x]), d.w,
-                                               Data(entries[p.w]), d.conv, algo, workspace, bytes,
-                                               &zero, d.y, y, d.bias, Data(entries[p.bias]),
-                                               d.act, d.y, y),
+    check(api.ConvolutionBiasActivationForward(
+              state->handle(), &one, d.x, Data(entries[p.x]), d.w, Data(entries[p.w]), d.conv, algo,
+              workspace, bytes, &zero, d.y, y, d.bias, Data(entries[p.bias]), d.act, d.y, y),
           "cudnnConvolutionBiasActivationForward");
   }
 

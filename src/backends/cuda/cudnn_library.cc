@@ -31,8 +31,7 @@ std::string ResolveAll(void* handle, CudnnApi* api) {
   r.Required({"cudnnSetActivationDescriptor"}, &api->SetActivationDescriptor);
   r.Required({"cudnnDestroyActivationDescriptor"}, &api->DestroyActivationDescriptor);
   r.Required({"cudnnGetConvolutionForwardAlgorithm_v7"}, &api->GetConvolutionForwardAlgorithm_v7);
-  r.Required({"cudnnGetConvolutionForwardWorkspaceSize"},
-             &api->GetConvolutionForwardWorkspaceSize);
+  r.Required({"cudnnGetConvolutionForwardWorkspaceSize"}, &api->GetConvolutionForwardWorkspaceSize);
   r.Required({"cudnnConvolutionForward"}, &api->ConvolutionForward);
   r.Required({"cudnnConvolutionBiasActivationForward"}, &api->ConvolutionBiasActivationForward);
   return r.missing();

@@ -11,9 +11,8 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_PIP_LIBRARY_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_PIP_LIBRARY_H_
 
-#include <tvm_runtime/backend/vendor_library.h>
-
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/vendor_library.h>
 
 #include <functional>
 #include <memory>
@@ -29,11 +28,11 @@ namespace cuda {
 constexpr const char* kLibraryLocatorGlobal = "tvm_runtime.cuda.locate_library";
 
 struct PipLibrarySpec {
-  std::string what;                 // "cuBLASLt", for messages
-  std::string env_var;              // e.g. TVM_CUBLASLT_LIBRARY
-  std::string locator_name;         // cuda-pathfinder's name, e.g. "cublasLt"
-  std::vector<std::string> sonames; // newest first, e.g. libcublasLt.so.13
-  std::string install_hint;         // e.g. pip install "tvm-runtime-cuda[cublas]"
+  std::string what;                  // "cuBLASLt", for messages
+  std::string env_var;               // e.g. TVM_CUBLASLT_LIBRARY
+  std::string locator_name;          // cuda-pathfinder's name, e.g. "cublasLt"
+  std::vector<std::string> sonames;  // newest first, e.g. libcublasLt.so.13
+  std::string install_hint;          // e.g. pip install "tvm-runtime-cuda[cublas]"
 };
 
 /* The candidates to try, as described above (never throws; a failing locator is skipped). */

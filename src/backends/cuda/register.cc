@@ -24,6 +24,7 @@ namespace cuda {
 
 void RegisterCublasJsonRuntime();
 void RegisterCudnnJsonRuntime();
+void RegisterCudartProvider();
 
 void RegisterCudaBackend() {
   // Leaked: the core keeps the tables (and these pointers) for the life of the process.
@@ -41,6 +42,7 @@ void RegisterCudaBackend() {
   // External-codegen (BYOC) modules; their vendor library is opened on first use.
   RegisterCublasJsonRuntime();
   RegisterCudnnJsonRuntime();
+  RegisterCudartProvider();  // for host code that links libcudart (CUTLASS kernels)
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cublaslt_status"),
                              []() { return CublasLtStatus(); });
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cudnn_status"),

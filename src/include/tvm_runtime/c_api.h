@@ -262,6 +262,12 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       evaluator (runtime.RPCTimeEvaluator) times each round on the device: timer("start"),
  *       the calls, timer("stop"), then timer("elapsed_ns") -> int, which waits for the stop.
  *       Without it a round is timed on the host clock between two stream_sync calls.
+ *   runtime.library_provider.<stem>  (str soname) -> None                     since 1.3
+ *       Optional.  When dlopen of an artifact fails because a library its host code links
+ *       (DT_NEEDED <soname>, e.g. libcudart.so.12 for CUTLASS kernels) is missing, the core
+ *       calls the provider for the soname's stem ("libcudart"), which loads that library into
+ *       the process (from its pip wheel) or raises naming what to install, and opens the
+ *       artifact once more.  tvm-runtime-cuda provides libcudart.
  *
  * 4b. Registered by the core, relied on by the Python hooks of the backend wheels
  *     (tvm.backend.<name>) and the loader in tvm.backend:

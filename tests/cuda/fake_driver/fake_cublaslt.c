@@ -149,7 +149,9 @@ API Status cublasLtMatmulDescCreate(Desc** out, int compute, int scale_type) {
   Log("cublasLtMatmulDescCreate desc=%p compute=%d scale=%d", (void*)d, compute, scale_type);
   return OK;
 }
-API Status cublasLtMatmulDescDestroy(Desc* d) { return Free(d, KIND_DESC, "cublasLtMatmulDescDestroy"); }
+API Status cublasLtMatmulDescDestroy(Desc* d) {
+  return Free(d, KIND_DESC, "cublasLtMatmulDescDestroy");
+}
 
 static Status CopyAttr(void* dst, size_t want, const void* buf, size_t size, const char* name) {
   if (buf == NULL || size != want) return Reject("error: attribute %s: wrong size", name);
@@ -299,7 +301,9 @@ static const char* Validate(const Handle* h, const Desc* d, const Layout* a, con
   return NULL;
 }
 
-static size_t AlgoWorkspace(void) { return (size_t)EnvInt("FAKE_CUBLASLT_ALGO_WORKSPACE", 1 << 20); }
+static size_t AlgoWorkspace(void) {
+  return (size_t)EnvInt("FAKE_CUBLASLT_ALGO_WORKSPACE", 1 << 20);
+}
 
 API Status cublasLtMatmulAlgoGetHeuristic(Handle* h, Desc* d, Layout* a, Layout* b, Layout* c,
                                           Layout* dd, Pref* pref, int requested,

@@ -112,8 +112,9 @@ static Status Reject(const char* what, const char* why) {
 
 API size_t cudnnGetVersion(void) { return 92400; }
 API const char* cudnnGetErrorString(Status s) {
-  return s == OK ? "CUDNN_STATUS_SUCCESS"
-                 : s == NOT_SUPPORTED ? "CUDNN_STATUS_NOT_SUPPORTED" : "CUDNN_STATUS_BAD_PARAM";
+  return s == OK              ? "CUDNN_STATUS_SUCCESS"
+         : s == NOT_SUPPORTED ? "CUDNN_STATUS_NOT_SUPPORTED"
+                              : "CUDNN_STATUS_BAD_PARAM";
 }
 API Status cudnnCreate(void** h) { return Create(h, sizeof(Handle), KIND_HANDLE, "cudnnCreate"); }
 API Status cudnnDestroy(void* h) { return Destroy(h, KIND_HANDLE, "cudnnDestroy"); }
@@ -166,10 +167,12 @@ static Status Set4d(Tensor* t, int kind, int format, int dtype, int n, int c, in
   Log("%s desc=%p format=%d dtype=%d dims=%d,%d,%d,%d", what, (void*)t, format, dtype, n, c, h, w);
   return OK;
 }
-API Status cudnnSetTensor4dDescriptor(Tensor* t, int format, int dtype, int n, int c, int h, int w) {
+API Status cudnnSetTensor4dDescriptor(Tensor* t, int format, int dtype, int n, int c, int h,
+                                      int w) {
   return Set4d(t, KIND_TENSOR, format, dtype, n, c, h, w, "cudnnSetTensor4dDescriptor");
 }
-API Status cudnnSetFilter4dDescriptor(Tensor* t, int dtype, int format, int k, int c, int h, int w) {
+API Status cudnnSetFilter4dDescriptor(Tensor* t, int dtype, int format, int k, int c, int h,
+                                      int w) {
   return Set4d(t, KIND_FILTER, format, dtype, k, c, h, w, "cudnnSetFilter4dDescriptor");
 }
 API Status cudnnSetConvolution2dDescriptor(Conv* c, int pad_h, int pad_w, int u, int v, int dil_h,
@@ -358,11 +361,11 @@ API Status cudnnConvolutionForward(Handle* h, const void* alpha, Tensor* xd, con
 }
 
 API Status cudnnConvolutionBiasActivationForward(Handle* h, const void* alpha1, Tensor* xd,
-                                                 const void* x, Tensor* wd, const void* w,
-                                                 Conv* c, int algo, void* workspace, size_t bytes,
+                                                 const void* x, Tensor* wd, const void* w, Conv* c,
+                                                 int algo, void* workspace, size_t bytes,
                                                  const void* alpha2, Tensor* zd, const void* z,
-                                                 Tensor* bd, const void* bias, Act* act,
-                                                 Tensor* yd, void* y) {
+                                                 Tensor* bd, const void* bias, Act* act, Tensor* yd,
+                                                 void* y) {
   const char* why = Consistent(h, xd, wd, c, yd);
   if (!why) why = CheckRun(h, alpha1, x, w, algo, workspace, bytes, alpha2, y);
   if (!why && (!Get(zd, KIND_TENSOR, 1) || z == NULL)) why = "z must be described and given";

@@ -56,12 +56,12 @@ def _register_locators() -> None:
 
 
 def cublaslt_status() -> str:
-    """"" when cuBLASLt (for cublas_json modules) can be opened, else why not and what to install."""
+    """ "" when cuBLASLt (for cublas_json modules) can be opened, else why not and what to install."""
     return str(_global("cublaslt_status")())
 
 
 def cudnn_status() -> str:
-    """"" when cuDNN (for cudnn_json modules) can be opened, else why not and what to install."""
+    """ "" when cuDNN (for cudnn_json modules) can be opened, else why not and what to install."""
     return str(_global("cudnn_status")())
 
 

@@ -1,0 +1,48 @@
+"""cublas_json and cudnn_json on a real GPU with the real cuBLASLt and cuDNN (from the NVIDIA pip
+wheels): every function of the fixtures against numpy.  Skips without a GPU (CI), runs where
+one is lent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from backend_testing import device_or_skip
+from byoc_support import BYOC, EXPECTED, MANIFEST
+
+import tvm
+import tvm.backend.cuda as hook
+
+CASES = {
+    "cublas": ("cublas_cuda.so", hook.cublaslt_status, "cuBLASLt"),
+    "cudnn": ("cudnn_cuda.so", hook.cudnn_status, "cuDNN"),
+}
+
+
+@pytest.mark.parametrize("prefix", list(CASES))
+def test_artifact_on_the_gpu_matches_numpy(prefix):
+    dev = device_or_skip(tvm, tvm.cuda(0), 2, "CUDA", fallback_reason="no CUDA device 0")
+    artifact, status, name = CASES[prefix]
+    if status():
+        pytest.skip(f"{name} is not installed: {status()}")
+    vm = tvm.runtime.vm.VirtualMachine(tvm.runtime.load_module(str(BYOC / artifact)), dev)
+    major, minor = (int(v) for v in dev.compute_version.split("."))
+    functions = MANIFEST["artifacts"][artifact]["functions"]
+    # fp8 GEMMs need Ada or newer (sm_89).
+    functions = [f for f in functions if f != "dequantize" or (major, minor) >= (8, 9)]
+    for func in functions:
+        args = []
+        for key in EXPECTED.files:
+            if key.startswith(f"{prefix}:{func}:"):
+                a = EXPECTED[key]
+                if func == "dequantize":
+                    t = tvm.runtime.empty(a.shape, "float8_e4m3fn", dev)
+                    t.copyfrom(a)
+                    args.append(t)
+                else:
+                    args.append(tvm.runtime.tensor(a, device=dev))
+        got = vm[func](*args).numpy()
+        want = EXPECTED[f"{prefix}_out:{func}"]
+        tol = 2e-3 if want.dtype == np.float16 else 1e-4
+        np.testing.assert_allclose(
+            got.astype("float64"), want.astype("float64"), rtol=tol, atol=tol, err_msg=func
+        )

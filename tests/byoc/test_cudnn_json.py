@@ -1,0 +1,163 @@
+"""cudnn_json (tvm-runtime-cuda, on cuDNN 9) without a GPU: the fake CUDA driver and the fake
+cuDNN (tests/cuda/fake_driver/fake_cudnn.c), which validates every call (handle, stream,
+descriptors, algorithm, workspace, bias, activation) and computes the convolution on the CPU.
+
+``cudnn_cuda.so`` is an apache-tvm 0.27 Relax model for CUDA whose convolutions are three
+hand-assembled cudnn_json modules (tests/artifacts/generate_byoc.py says why and how).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from byoc_support import EXPECTED, MANIFEST
+from cuda_fakes import build_fakes, calls, run_artifact, run_fake
+
+import tvm.backend.cuda as hook
+
+FUNCTIONS = MANIFEST["artifacts"]["cudnn_cuda.so"]["functions"]
+FUSED = "cudnnConvolutionBiasActivationForward"
+
+
+@pytest.fixture(scope="module")
+def fakes(tmp_path_factory):
+    return build_fakes(tmp_path_factory.mktemp("fake-cudnn"))
+
+
+def test_artifact_matches_numpy_and_every_call_is_checked(fakes):
+    r = run_artifact(fakes, "cudnn", "cudnn_cuda.so", "cudnn")
+    assert r["status"] == ""
+    for func in FUNCTIONS:
+        want = EXPECTED[f"cudnn_out:{func}"]
+        tol = 1e-3 if want.dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(
+            np.array(r["outs"][func]), want.astype("float64"), rtol=tol, atol=tol, err_msg=func
+        )
+        text = r["logs"][func]
+        assert "error:" not in text, text
+        runs = calls(text, FUSED) + calls(text, "cudnnConvolutionForward")
+        assert len(runs) == 2, text
+        for run in runs:
+            assert run["stream"] == "(nil)" and run["workspace"] != "(nil)"
+            assert int(run["workspace_size"]) >= 4096
+        assert len({run["handle"] for run in runs}) == 1
+    # Every call destroyed its descriptors: what is left is this thread's handle on device 0.
+    assert r["live"] == 1
+
+
+def test_layouts_epilogues_and_algorithms(fakes):
+    r = run_artifact(fakes, "cudnn", "cudnn_cuda.so", "cudnn")
+    relu = calls(r["logs"]["nhwc_bias_relu"], FUSED)[0]
+    assert (relu["format"], relu["act"], relu["x"], relu["w"]) == ("1", "relu", "1,4,8,8", "6,4,3,3")
+    assert relu["algo"] == "2"  # the heuristic's first usable algorithm
+    grouped = calls(r["logs"]["nchw_bias_grouped"], FUSED)[0]
+    assert (grouped["format"], grouped["groups"], grouped["act"]) == ("0", "2", "identity")
+    assert grouped["algo"] == "1"  # identity activation: IMPLICIT_PRECOMP_GEMM, as cuDNN requires
+    half = calls(r["logs"]["half"], "cudnnConvolutionForward")[0]
+    assert (half["dtype"], half["bias"]) == ("2", "(nil)")  # CUDNN_DATA_HALF, no bias
+
+
+def test_current_stream_is_set_on_the_handle(fakes):
+    r = run_fake(
+        fakes,
+        "cudnn",
+        """
+        g = Graph()
+        x, w = g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [x, w], (1, 3, 2, 2),
+                     {"padding": [0, 0, 0, 0], "data_layout": "NCHW", "kernel_layout": "OIHW",
+                      "out_layout": "NCHW"})
+        f = module("cudnn_json", "sym", g, [y]).get_function("sym")
+        out = tvm.runtime.empty((1, 3, 2, 2), "float32", dev)
+        stream = dev.create_raw_stream()
+        with tvm_ffi.use_raw_stream(dev, stream):
+            f(on_device(np.ones((1, 2, 4, 4), "float32")), on_device(np.ones((3, 2, 3, 3), "float32")), out)
+        result(stream=hex(stream), out=out.numpy().tolist(), log=log())
+        """,
+    )
+    (run,) = calls(r["log"], "cudnnConvolutionForward")
+    assert int(run["stream"], 16) == int(r["stream"], 16) != 0
+    np.testing.assert_array_equal(r["out"], np.full((1, 3, 2, 2), 18.0))
+
+
+BAD_GRAPHS = {
+    "attention": ("cudnn.attention.BS3NH", {}, "attention (cudnn.attention.BS3NH) is not supported yet"),
+    "layout": (
+        "cudnn.conv2d.nhwc_ohwi",
+        {"data_layout": "NHWC", "kernel_layout": "OIHW"},
+        "layouts NHWC/OIHW",
+    ),
+    "asymmetric-padding": ("cudnn.conv2d.nhwc_ohwi", {"padding": [1, 0, 0, 1]}, "asymmetric padding"),
+    "missing-bias": ("cudnn.conv2d.nhwc_ohwi_bias", {}, "takes data, weight and bias"),
+    "output-size": ("cudnn.conv2d.nhwc_ohwi", {"strides": [2, 2]}, "output shape does not match"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_GRAPHS.values()), ids=list(BAD_GRAPHS))
+def test_unsupported_graphs_fail_at_init_with_the_reason(fakes, case):
+    name, attrs, message = case
+    r = run_fake(
+        fakes,
+        "cudnn",
+        f"""
+        g = Graph()
+        x, w = g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))
+        y = g.kernel({name!r}, [x, w], (1, 3, 2, 2), {attrs!r})
+        try:
+            module("cudnn_json", "sym", g, [y]).get_function("sym")
+            result(error=None)
+        except RuntimeError as err:
+            result(error=str(err), log=log())
+        """,
+    )
+    assert r["error"] and message in r["error"], r
+    assert "Forward" not in r["log"]
+
+
+def test_no_algorithm_is_a_clear_error(fakes):
+    r = run_fake(
+        fakes,
+        "cudnn",
+        """
+        g = Graph()
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))],
+                     (1, 3, 2, 2), {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+        f = module("cudnn_json", "sym", g, [y]).get_function("sym")
+        try:
+            f(on_device(np.ones((1, 2, 4, 4), "float32")), on_device(np.ones((3, 2, 3, 3), "float32")),
+              tvm.runtime.empty((1, 3, 2, 2), "float32", dev))
+        except RuntimeError as err:
+            result(error=str(err), live=live())
+        """,
+        FAKE_CUDNN_NO_ALGO="1",
+    )
+    assert "finding a convolution algorithm" in r["error"] and "CUDNN_STATUS_NOT_SUPPORTED" in r["error"]
+    assert r["live"] == 1  # the failed call's descriptors were destroyed
+
+
+def test_missing_cudnn_names_the_wheel(fakes):
+    r = run_fake(
+        fakes,
+        "cudnn",
+        """
+        g = Graph()
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))],
+                     (1, 3, 2, 2), {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+        try:
+            module("cudnn_json", "sym", g, [y]).get_function("sym")
+        except RuntimeError as err:
+            result(status=hook.cudnn_status(), error=str(err))
+        """,
+        TVM_CUDNN_LIBRARY="/nonexistent/libcudnn.so.9",
+    )
+    for text in (r["status"], r["error"]):
+        assert 'pip install "tvm-runtime-cuda[cudnn]"' in text and "TVM_CUDNN_LIBRARY" in text
+
+
+def test_locator_finds_the_cudnn_and_cudart_wheel_layouts(tmp_path, monkeypatch):
+    for sub in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/cuda_runtime/lib/libcudart.so.12"):
+        (tmp_path / sub).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / sub).write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert str(tmp_path / "nvidia/cudnn/lib/libcudnn.so.9") in hook.locate_library("cudnn")
+    assert str(tmp_path / "nvidia/cuda_runtime/lib/libcudart.so.12") in hook.locate_library("cudart")
