@@ -36,8 +36,10 @@ def on_device(a):
     return tvm.runtime.tensor(np.ascontiguousarray(a), device=dev)
 def raw_on_device(a, dtype):
     # a tensor of `dtype` (e.g. float8_e4m3fn, which numpy lacks) holding the bytes of `a`
+    # (copyfrom would need ml_dtypes to name the numpy type of float8)
+    a = np.ascontiguousarray(a)
     t = tvm.runtime.empty(a.shape, dtype, dev)
-    t.copyfrom(np.ascontiguousarray(a))
+    tvm.get_global_func("runtime.TVMTensorCopyFromBytes")(t, a.ctypes.data_as(ctypes.c_void_p), a.nbytes)
     return t
 def module(kind, symbol, graph, heads):
     loader = load_from_bytes(tvm, "const_loader", const_loader_payload({{}}, {{symbol: []}}))

@@ -317,11 +317,14 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
  *                             cache_dir, cache_info, driver_info, event_*
- *                             (tvm_runtime/backend/gpu_events.h);
+ *                             (tvm_runtime/backend/gpu_events.h), cublaslt_status,
+ *                             cudnn_status;
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
- *                             first runtime compile: (int driver_major) -> list[dict], and
+ *                             first runtime compile: (int driver_major) -> list[dict],
  *                             locate_nccl, called when a Disco session first initialises
- *                             NCCL: () -> list[str] of paths;
+ *                             NCCL: () -> list[str] of paths, and locate_library, called when
+ *                             cuBLASLt, cuDNN or the CUDA runtime is first needed:
+ *                             (str name) -> list[str] of paths;
  *   tvm_runtime.rocm.*        the ROCm DSO: describe_module, describe_code_object, driver_info,
  *                             event_*;
  *   tvm_runtime.vulkan.*      the Vulkan DSO: device_stats, validation_messages,

@@ -46,12 +46,17 @@ def _wheel_paths(name: str) -> list[str]:
 
 def locate_library(name: str) -> list[str]:
     """Paths of the NVIDIA library ``name`` ("cublasLt", "cudnn", "cudart") from pip wheels or
-    conda, best first; [] for a name this hook does not know."""
+    conda, best first; [] for a name this hook does not know.
+
+    The wheels' own directories come first and cuda-pathfinder is asked only when they hold
+    nothing: pathfinder *loads* what it finds into the process (globally), which must not
+    happen to, say, a CUDA 13 runtime while an artifact needs the CUDA 12 one.
+    """
     if name not in _WHEEL_FILES:
         return []
-    out = []
-    found = _pathfinder_path(name)
-    if found:
-        out.append(found)
-    out.extend(p for p in _wheel_paths(name) if p not in out)
-    return out
+    out = _wheel_paths(name)
+    if not out:
+        found = _pathfinder_path(name)
+        if found:
+            out.append(found)
+    return list(dict.fromkeys(out))
