@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from byoc_support import EXPECTED, MANIFEST
+from byoc_support import BYOC, EXPECTED, MANIFEST
 from cuda_fakes import build_fakes, calls, run_artifact, run_fake
 
 import tvm.backend.cuda as hook
+from conftest import run_python
 
 FUNCTIONS = MANIFEST["artifacts"]["cudnn_cuda.so"]["functions"]
 FUSED = "cudnnConvolutionBiasActivationForward"
@@ -161,3 +162,21 @@ def test_locator_finds_the_cudnn_and_cudart_wheel_layouts(tmp_path, monkeypatch)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert str(tmp_path / "nvidia/cudnn/lib/libcudnn.so.9") in hook.locate_library("cudnn")
     assert str(tmp_path / "nvidia/cuda_runtime/lib/libcudart.so.12") in hook.locate_library("cudart")
+
+
+@pytest.mark.parametrize("artifact", ["cublas_cuda.so", "cudnn_cuda.so"])
+def test_without_the_cuda_backend_the_load_names_the_wheel(artifact):
+    """cublas_json and cudnn_json are declared by tvm-runtime-cuda: with the core alone, the
+    artifact fails at load naming that wheel."""
+    proc = run_python(
+        f"""
+        import tvm
+        try:
+            tvm.runtime.load_module({str(BYOC / artifact)!r})
+        except RuntimeError as err:
+            print("ERROR", err)
+        """,
+        env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
+    kind = artifact.split("_")[0] + "_json"
+    assert f"Cannot load the '{kind}' module" in proc.stdout and "pip install tvm-runtime-cuda" in proc.stdout

@@ -21,7 +21,9 @@ Environment:
   ``TVM_CUBLASLT_LIBRARY``        cuBLASLt for cublas_json modules (skips the search;
                                   ``pip install "tvm-runtime-cuda[cublas]"`` installs one);
   ``TVM_CUDNN_LIBRARY``           cuDNN for cudnn_json modules (skips the search;
-                                  ``pip install "tvm-runtime-cuda[cudnn]"`` installs one).
+                                  ``pip install "tvm-runtime-cuda[cudnn]"`` installs one);
+  ``TVM_CUDART_LIBRARY``          the CUDA runtime for artifacts whose host code links it
+                                  (CUTLASS kernels; ``pip install "tvm-runtime-cuda[cudart]"``).
 """
 
 from __future__ import annotations
