@@ -26,15 +26,12 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/json_runtime_module.h>
 
-#include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cublaslt_library.h"
-#include "cuda_error.h"
-#include "cuda_runtime.h"
+#include "vendor_json_runtime.h"
 
 namespace tvm_runtime {
 namespace cuda {
@@ -47,30 +44,19 @@ namespace ffi = ::tvm::ffi;
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
-bool Contains(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
-
 /* A thread's cuBLASLt state on one device. */
 class LtDeviceState {
  public:
-  LtDeviceState(const CublasLtApi& api, int device_id) : api_(api), device_id_(device_id) {
-    CudaRuntime& rt = CudaRuntime::Global();
-    rt.MakeCurrent(rt.Device(device_id));
+  LtDeviceState(const CublasLtApi& api, int device_id) : api_(api), workspace_(device_id) {
     CheckCublas(api_.Create(&handle_), "cublasLtCreate");
     CheckCublas(api_.MatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
     size_t bytes = kWorkspaceBytes;
     CheckCublas(api_.MatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &bytes, sizeof(bytes)),
                 "setting the workspace limit");
-    CheckCu(rt.api().MemAlloc(&workspace_, kWorkspaceBytes),
-            "cuMemAlloc of the cuBLASLt workspace on CUDA device " + std::to_string(device_id));
+    workspace_.Reserve(kWorkspaceBytes, "the cuBLASLt workspace");
   }
   ~LtDeviceState() {
-    // At thread exit; the driver may already be gone at process exit, so errors are ignored.
-    CudaRuntime& rt = CudaRuntime::Global();
-    if (workspace_ != 0) {
-      ScopedContext scope(rt.api(), rt.Context(rt.Device(device_id_)));
-      rt.api().MemFree(workspace_);
-    }
     if (pref_ != nullptr) api_.MatmulPreferenceDestroy(pref_);
     if (handle_ != nullptr) api_.Destroy(handle_);
   }
@@ -79,22 +65,14 @@ class LtDeviceState {
 
   cublasLtHandle_t handle() const { return handle_; }
   cublasLtMatmulPreference_t pref() const { return pref_; }
-  void* workspace() const { return reinterpret_cast<void*>(workspace_); }
+  void* workspace() { return workspace_.Reserve(kWorkspaceBytes, "the cuBLASLt workspace"); }
 
  private:
   const CublasLtApi& api_;
-  int device_id_;
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;
-  CUdeviceptr workspace_ = 0;
+  DeviceBuffer workspace_;
 };
-
-LtDeviceState& ThreadState(const CublasLtApi& api, int device_id) {
-  thread_local std::map<int, std::unique_ptr<LtDeviceState>> states;
-  auto& slot = states[device_id];
-  if (slot == nullptr) slot = std::make_unique<LtDeviceState>(api, device_id);
-  return *slot;
-}
 
 /* Destroys cuBLASLt descriptors when a call ends, however it ends. */
 struct LtDescriptors {
@@ -142,18 +120,8 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
   }
 
   void Execute(const std::vector<const DLTensor*>& entries) final {
-    int device_id = entries[plans_.front().out]->device.device_id;
-    for (const DLTensor* t : entries) {
-      if (t != nullptr && t->device.device_id != device_id) {
-        backend::ThrowError("ValueError", "the tensors of " + where() +
-                                              " are on different CUDA devices (" +
-                                              std::to_string(device_id) + " and " +
-                                              std::to_string(t->device.device_id) + ")");
-      }
-    }
-    CudaRuntime& rt = CudaRuntime::Global();
-    rt.MakeCurrent(rt.Device(device_id));
-    LtDeviceState& state = ThreadState(*api_, device_id);
+    int device_id = MakeCallDeviceCurrent(entries, where());
+    auto& state = ThreadState<LtDeviceState>(*api_, device_id);
     auto stream = static_cast<cudaStream_t>(TVMFFIEnvGetStream(kDLCUDA, device_id));
     for (const MatmulPlan& plan : plans_) Run(plan, entries, state, stream);
   }
@@ -177,16 +145,14 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
       Unsupported(node, "operator '" + name + "' is not a cuBLAS composite (cublas.matmul...)");
     }
     if (node.num_outputs != 1) Unsupported(node, "kernels with several outputs");
-    bool is_head = false;
-    for (const Entry& h : g.heads) is_head = is_head || (h.node == nid && h.index == 0);
-    if (!is_head) Unsupported(node, "its output is not an output of the module");
-    p.transposed = Contains(name, "transposed");
-    p.has_scales = Contains(name, "multiply");
-    if (Contains(name, "relu")) {
+    if (!IsGraphOutput(g, nid)) Unsupported(node, "its output is not an output of the module");
+    p.transposed = NameHas(name, "transposed");
+    p.has_scales = NameHas(name, "multiply");
+    if (NameHas(name, "relu")) {
       p.epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
-    } else if (Contains(name, "gelu")) {
+    } else if (NameHas(name, "gelu")) {
       p.epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    } else if (Contains(name, "bias")) {
+    } else if (NameHas(name, "bias")) {
       p.epilogue = CUBLASLT_EPILOGUE_BIAS;
     }
     p.has_bias = p.epilogue != CUBLASLT_EPILOGUE_DEFAULT;
@@ -195,7 +161,7 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
       Unsupported(node, "'" + name + "' takes " + std::to_string(want) + " inputs, the graph has " +
                             std::to_string(node.inputs.size()));
     }
-    if (Contains(name, "dequantize")) {
+    if (NameHas(name, "dequantize")) {
       if (!node.HasAttr("dq_scale")) Unsupported(node, "a dequantize kernel needs dq_scale");
       p.alpha = static_cast<float>(node.FloatAttr("dq_scale", 1.0));
     }
@@ -308,8 +274,6 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     }
   }
 
-  static void* Data(const DLTensor* t) { return static_cast<char*>(t->data) + t->byte_offset; }
-
   void Run(const MatmulPlan& p, const std::vector<const DLTensor*>& entries, LtDeviceState& state,
            cudaStream_t stream) const {
     const CublasLtApi& api = *api_;
@@ -328,13 +292,13 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     set(CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b), "TRANSB");
     if (p.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
       set(CUBLASLT_MATMUL_DESC_EPILOGUE, &p.epilogue, sizeof(p.epilogue), "the epilogue");
-      const void* bias = Data(entries[p.bias]);
+      const void* bias = TensorData(entries[p.bias]);
       set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), "the bias");
     }
     if (p.has_scales) {
       // cuBLASLt's A is our rhs, its B our lhs.
-      const void* scale_a = Data(entries[p.scale_rhs]);
-      const void* scale_b = Data(entries[p.scale_lhs]);
+      const void* scale_a = TensorData(entries[p.scale_rhs]);
+      const void* scale_b = TensorData(entries[p.scale_lhs]);
       set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof(scale_a), "the rhs scale");
       set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof(scale_b), "the lhs scale");
     }
@@ -369,10 +333,10 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     float alpha_f = p.alpha, beta_f = 0.f;
     int32_t alpha_i = 1, beta_i = 0;
     bool integer = p.compute == CUBLAS_COMPUTE_32I;
-    void* out = Data(entries[p.out]);
+    void* out = TensorData(entries[p.out]);
     CheckCublas(
         api.Matmul(state.handle(), desc.op, integer ? static_cast<void*>(&alpha_i) : &alpha_f,
-                   Data(entries[p.rhs]), desc.a, Data(entries[p.lhs]), desc.b,
+                   TensorData(entries[p.rhs]), desc.a, TensorData(entries[p.lhs]), desc.b,
                    integer ? static_cast<void*>(&beta_i) : &beta_f, out, desc.d, out, desc.d,
                    &best.algo, state.workspace(), kWorkspaceBytes, stream),
         "cublasLtMatmul for " + at);

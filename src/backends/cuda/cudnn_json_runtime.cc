@@ -22,15 +22,12 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/json_runtime_module.h>
 
-#include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cuda_error.h"
-#include "cuda_runtime.h"
 #include "cudnn_library.h"
+#include "vendor_json_runtime.h"
 
 namespace tvm_runtime {
 namespace cuda {
@@ -41,55 +38,27 @@ using backend::json::JsonRuntimeModule;
 using backend::json::Node;
 namespace ffi = ::tvm::ffi;
 
-bool Contains(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
-
 /* A thread's cuDNN state on one device. */
 class CudnnDeviceState {
  public:
-  CudnnDeviceState(const CudnnApi& api, int device_id) : api_(api), device_id_(device_id) {
+  CudnnDeviceState(const CudnnApi& api, int device_id) : api_(api), workspace_(device_id) {
     CheckCudnn(api_.Create(&handle_), "cudnnCreate");
   }
   ~CudnnDeviceState() {
-    // At thread exit; the driver may already be gone at process exit, so errors are ignored.
-    if (workspace_ != 0) {
-      CudaRuntime& rt = CudaRuntime::Global();
-      ScopedContext scope(rt.api(), rt.Context(rt.Device(device_id_)));
-      rt.api().MemFree(workspace_);
-    }
     if (handle_ != nullptr) api_.Destroy(handle_);
   }
   CudnnDeviceState(const CudnnDeviceState&) = delete;
   CudnnDeviceState& operator=(const CudnnDeviceState&) = delete;
 
   cudnnHandle_t handle() const { return handle_; }
-  /* At least `bytes` of device memory (the current context is the device's). */
-  void* Workspace(size_t bytes) {
-    if (bytes > workspace_bytes_) {
-      const CuApi& cu = CudaRuntime::Global().api();
-      if (workspace_ != 0) cu.MemFree(workspace_);
-      workspace_ = 0;
-      workspace_bytes_ = 0;
-      CheckCu(cu.MemAlloc(&workspace_, bytes),
-              "cuMemAlloc of a " + std::to_string(bytes) + "-byte cuDNN workspace");
-      workspace_bytes_ = bytes;
-    }
-    return reinterpret_cast<void*>(workspace_);
-  }
+  /* At least `bytes` of workspace; grows, never shrinks. */
+  void* Workspace(size_t bytes) { return workspace_.Reserve(bytes, "the cuDNN workspace"); }
 
  private:
   const CudnnApi& api_;
-  int device_id_;
   cudnnHandle_t handle_ = nullptr;
-  CUdeviceptr workspace_ = 0;
-  size_t workspace_bytes_ = 0;
+  DeviceBuffer workspace_;
 };
-
-CudnnDeviceState& ThreadState(const CudnnApi& api, int device_id) {
-  thread_local std::map<int, std::unique_ptr<CudnnDeviceState>> states;
-  auto& slot = states[device_id];
-  if (slot == nullptr) slot = std::make_unique<CudnnDeviceState>(api, device_id);
-  return *slot;
-}
 
 /* What one conv2d node asks of cuDNN, derived once from the graph.  Sizes are N, C, H, W
  * whatever the memory layout (cuDNN's convention; `format` says how they are stored). */
@@ -141,16 +110,8 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
   }
 
   void Execute(const std::vector<const DLTensor*>& entries) final {
-    int device_id = entries[plans_.front().out]->device.device_id;
-    for (const DLTensor* t : entries) {
-      if (t != nullptr && t->device.device_id != device_id) {
-        backend::ThrowError("ValueError",
-                            "the tensors of " + where() + " are on different CUDA devices");
-      }
-    }
-    CudaRuntime& rt = CudaRuntime::Global();
-    rt.MakeCurrent(rt.Device(device_id));
-    CudnnDeviceState& state = ThreadState(*api_, device_id);
+    int device_id = MakeCallDeviceCurrent(entries, where());
+    auto& state = ThreadState<CudnnDeviceState>(*api_, device_id);
     auto stream = static_cast<cudnnStream_t>(TVMFFIEnvGetStream(kDLCUDA, device_id));
     CheckCudnn(api_->SetStream(state.handle(), stream), "cudnnSetStream for " + where());
     for (const ConvPlan& plan : plans_) Run(plan, entries, &state);
@@ -167,18 +128,16 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     const std::string& name = node.name;
     ConvPlan p;
     p.where = node.where;
-    if (Contains(name, "attention")) {
+    if (NameHas(name, "attention")) {
       Unsupported(node, "cuDNN attention (" + name + ") is not supported yet");
     }
     if (name.rfind("cudnn.conv2d", 0) != 0) {
       Unsupported(node, "operator '" + name + "' is not a cuDNN composite (cudnn.conv2d...)");
     }
     if (node.num_outputs != 1) Unsupported(node, "kernels with several outputs");
-    bool is_head = false;
-    for (const Entry& h : g.heads) is_head = is_head || (h.node == nid && h.index == 0);
-    if (!is_head) Unsupported(node, "its output is not an output of the module");
-    p.has_bias = Contains(name, "bias");
-    p.relu = Contains(name, "relu");
+    if (!IsGraphOutput(g, nid)) Unsupported(node, "its output is not an output of the module");
+    p.has_bias = NameHas(name, "bias");
+    p.relu = NameHas(name, "relu");
     if (p.relu && !p.has_bias) Unsupported(node, "ReLU without a bias has no cuDNN composite");
     if (node.inputs.size() != (p.has_bias ? 3u : 2u)) {
       Unsupported(node, p.has_bias ? "takes data, weight and bias" : "takes data and weight");
@@ -271,8 +230,6 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     return p;
   }
 
-  static void* Data(const DLTensor* t) { return static_cast<char*>(t->data) + t->byte_offset; }
-
   void Run(const ConvPlan& p, const std::vector<const DLTensor*>& entries,
            CudnnDeviceState* state) const {
     const CudnnApi& api = *api_;
@@ -318,12 +275,12 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
           "cudnnGetConvolutionForwardWorkspaceSize");
     void* workspace = bytes > 0 ? state->Workspace(bytes) : nullptr;
     float one = 1.f, zero = 0.f;
-    void* y = Data(entries[p.out]);
+    void* y = TensorData(entries[p.out]);
     if (!p.has_bias) {
-      check(
-          api.ConvolutionForward(state->handle(), &one, d.x, Data(entries[p.x]), d.w,
-                                 Data(entries[p.w]), d.conv, algo, workspace, bytes, &zero, d.y, y),
-          "cudnnConvolutionForward");
+      check(api.ConvolutionForward(state->handle(), &one, d.x, TensorData(entries[p.x]), d.w,
+                                   TensorData(entries[p.w]), d.conv, algo, workspace, bytes, &zero,
+                                   d.y, y),
+            "cudnnConvolutionForward");
       return;
     }
     check(api.CreateTensorDescriptor(&d.bias), "cudnnCreateTensorDescriptor");
@@ -335,9 +292,10 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
                                       CUDNN_NOT_PROPAGATE_NAN, 0.0),
           "describing the activation");
     // y = act(conv(x) + 0 * z + bias), with z = y (cuDNN requires a z; alpha2 = 0 ignores it).
-    check(api.ConvolutionBiasActivationForward(
-              state->handle(), &one, d.x, Data(entries[p.x]), d.w, Data(entries[p.w]), d.conv, algo,
-              workspace, bytes, &zero, d.y, y, d.bias, Data(entries[p.bias]), d.act, d.y, y),
+    check(api.ConvolutionBiasActivationForward(state->handle(), &one, d.x, TensorData(entries[p.x]),
+                                               d.w, TensorData(entries[p.w]), d.conv, algo,
+                                               workspace, bytes, &zero, d.y, y, d.bias,
+                                               TensorData(entries[p.bias]), d.act, d.y, y),
           "cudnnConvolutionBiasActivationForward");
   }
 
