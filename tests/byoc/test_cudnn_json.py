@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from byoc_support import BYOC, EXPECTED, MANIFEST
+from backend_testing import assert_garbage_payloads_rejected
+from byoc_support import BYOC, EXPECTED, MANIFEST, load_from_bytes
 from cuda_fakes import build_fakes, calls, run_artifact, run_fake
 
 import tvm.backend.cuda as hook
@@ -180,3 +181,10 @@ def test_without_the_cuda_backend_the_load_names_the_wheel(artifact):
     )
     kind = artifact.split("_")[0] + "_json"
     assert f"Cannot load the '{kind}' module" in proc.stdout and "pip install tvm-runtime-cuda" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["cublas_json", "cudnn_json"])
+def test_garbage_payloads_are_clear_errors(kind):
+    import tvm
+
+    assert_garbage_payloads_rejected(lambda payload: load_from_bytes(tvm, kind, payload))
