@@ -218,3 +218,32 @@ def test_locator_finds_the_cublas_wheel_layouts(tmp_path, monkeypatch):
     assert str(tmp_path / "nvidia/cu13/lib/libcublasLt.so.13") in found
     assert str(tmp_path / "nvidia/cublas/lib/libcublasLt.so.12") in found
     assert hook.locate_library("no-such-library") == []
+
+
+def test_each_device_has_its_own_state_and_devices_are_not_mixed(fakes):
+    r = run_fake(
+        fakes,
+        "cublaslt",
+        """
+        g = Graph()
+        y = g.kernel("cublas.matmul", [g.input("x", (2, 3)), g.input("w", (3, 4))], (2, 4))
+        f = module("cublas_json", "sym", g, [y]).get_function("sym")
+        d1 = tvm.cuda(1)
+        a, b = np.ones((2, 3), "float32"), np.ones((3, 4), "float32")
+        out = tvm.runtime.empty((2, 4), "float32", d1)
+        f(on_device(a), on_device(b), tvm.runtime.empty((2, 4), "float32", dev))
+        f(tvm.runtime.tensor(a, device=d1), tvm.runtime.tensor(b, device=d1), out)
+        try:
+            f(on_device(a), tvm.runtime.tensor(b, device=d1), out)
+            mixed = None
+        except ValueError as err:
+            mixed = str(err)
+        result(log=log(), out=out.numpy().tolist(), mixed=mixed, live=live())
+        """,
+        FAKE_CUDA_DEVICES="2",
+    )
+    matmuls = calls(r["log"], "cublasLtMatmul")
+    assert len(matmuls) == 2 and matmuls[0]["handle"] != matmuls[1]["handle"]
+    np.testing.assert_array_equal(r["out"], np.full((2, 4), 3.0))
+    assert "are on different CUDA devices (0 and 1)" in r["mixed"]
+    assert r["live"] == 4  # a handle and a preference per device

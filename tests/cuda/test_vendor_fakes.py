@@ -1,0 +1,180 @@
+"""The fake cuBLASLt and cuDNN (tests/cuda/fake_driver/fake_{cublaslt,cudnn}.c) really check
+what tests/byoc relies on them to check: called directly, a wrong layout, a destroyed or foreign
+descriptor, a missing workspace or an algorithm that the heuristic never offered is rejected
+and logged, and a valid call computes the right numbers."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from cuda_support import HERE, build_fake_library
+
+P = ctypes.c_void_p
+INVALID, CUDNN_BAD_PARAM = 7, 2000
+
+
+class HeuristicResult(ctypes.Structure):
+    _fields_ = [
+        ("algo", ctypes.c_uint64 * 8),
+        ("workspace", ctypes.c_size_t),
+        ("state", ctypes.c_int),
+        ("waves", ctypes.c_float),
+        ("reserved", ctypes.c_int * 4),
+    ]
+
+
+@pytest.fixture(scope="module")
+def lt(tmp_path_factory):
+    lib = ctypes.CDLL(
+        str(
+            build_fake_library(
+                HERE / "fake_driver" / "fake_cublaslt.c", tmp_path_factory.mktemp("lt") / "libfake_lt.so"
+            )
+        )
+    )
+    lib.fake_cublaslt_log.restype = ctypes.c_char_p
+    lib.cublasLtMatrixLayoutCreate.argtypes = [
+        ctypes.POINTER(P),
+        ctypes.c_int,
+        ctypes.c_uint64,
+        ctypes.c_uint64,
+        ctypes.c_int64,
+    ]
+    lib.cublasLtMatmul.argtypes = [P] * 13 + [P, ctypes.c_size_t, P]
+    return lib
+
+
+def new(fn, *args) -> P:
+    out = P()
+    assert fn(ctypes.byref(out), *args) == 0
+    return out
+
+
+def setup_gemm(lt, a_rows, a_cols, transa=0):
+    """A float32 D[2x3] = op(A) . B[4x3] set-up; returns handle, desc, layouts, preference."""
+    h, d = new(lt.cublasLtCreate), new(lt.cublasLtMatmulDescCreate, 68, 0)
+    op = ctypes.c_int(transa)
+    assert lt.cublasLtMatmulDescSetAttribute(d, 3, ctypes.byref(op), 4) == 0
+    a = new(lt.cublasLtMatrixLayoutCreate, 0, a_rows, a_cols, a_rows)
+    b = new(lt.cublasLtMatrixLayoutCreate, 0, 4, 3, 4)
+    c = new(lt.cublasLtMatrixLayoutCreate, 0, 2, 3, 2)
+    pref = new(lt.cublasLtMatmulPreferenceCreate)
+    ws = ctypes.c_size_t(32 << 20)
+    assert lt.cublasLtMatmulPreferenceSetAttribute(pref, 1, ctypes.byref(ws), 8) == 0
+    return h, d, a, b, c, pref
+
+
+def heuristic(lt, h, d, a, b, c, pref):
+    result, n = HeuristicResult(), ctypes.c_int()
+    rc = lt.cublasLtMatmulAlgoGetHeuristic(h, d, a, b, c, c, pref, 1, ctypes.byref(result), ctypes.byref(n))
+    return rc, result, n.value
+
+
+def test_fake_cublaslt_computes_a_valid_gemm(lt):
+    h, d, a, b, c, pref = setup_gemm(lt, 2, 4)
+    rc, algo, n = heuristic(lt, h, d, a, b, c, pref)
+    assert (rc, n) == (0, 1)
+    a_mat = np.arange(8, dtype="float32").reshape(4, 2)  # column-major 2x4
+    b_mat = np.arange(12, dtype="float32").reshape(3, 4)  # column-major 4x3
+    d_mat = np.zeros((3, 2), "float32")
+    ws = ctypes.create_string_buffer(1 << 20)
+    one, zero = ctypes.c_float(1), ctypes.c_float(0)
+    ptr = lambda x: x.ctypes.data_as(P)  # noqa: E731
+    args = [
+        h,
+        d,
+        ctypes.byref(one),
+        ptr(a_mat),
+        a,
+        ptr(b_mat),
+        b,
+        ctypes.byref(zero),
+        ptr(d_mat),
+        c,
+        ptr(d_mat),
+        c,
+        ctypes.byref(algo.algo),
+        ctypes.cast(ws, P),
+        1 << 20,
+        None,
+    ]
+    assert lt.cublasLtMatmul(*args) == 0
+    np.testing.assert_array_equal(d_mat.T, a_mat.T @ b_mat.T)
+    # The same call with a workspace smaller than the algorithm's, or another descriptor's algorithm.
+    args[14] = 1024
+    assert lt.cublasLtMatmul(*args) == INVALID
+    other = new(lt.cublasLtMatmulDescCreate, 68, 0)
+    args[1], args[14] = other, 1 << 20
+    assert lt.cublasLtMatmul(*args) == INVALID
+    text = lt.fake_cublaslt_log().decode()
+    assert "the workspace is smaller than the algorithm's" in text
+    assert "the algorithm is not from the heuristic for desc" in text
+
+
+def test_fake_cublaslt_rejects_inconsistent_or_dead_objects(lt):
+    h, d, a, b, c, pref = setup_gemm(lt, 3, 4)  # op(A) has 3 rows, D has 2
+    assert heuristic(lt, h, d, a, b, c, pref)[0] == INVALID
+    h, d, a, b, c, pref = setup_gemm(lt, 2, 4)
+    assert lt.cublasLtMatrixLayoutDestroy(a) == 0
+    assert heuristic(lt, h, d, a, b, c, pref)[0] == INVALID  # a destroyed layout
+    assert heuristic(lt, h, pref, b, b, c, pref)[0] == INVALID  # a preference as the descriptor
+    assert lt.cublasLtMatrixLayoutDestroy(a) == INVALID  # twice
+    text = lt.fake_cublaslt_log().decode()
+    assert "op(A) x op(B) does not have the shape of D" in text and "a layout is not live" in text
+
+
+def test_fake_cudnn_rejects_what_cudnn_would(tmp_path):
+    lib = ctypes.CDLL(
+        str(build_fake_library(HERE / "fake_driver" / "fake_cudnn.c", tmp_path / "libfake_dnn.so"))
+    )
+    lib.fake_cudnn_log.restype = ctypes.c_char_p
+    h, x, w, y = (
+        new(lib.cudnnCreate),
+        new(lib.cudnnCreateTensorDescriptor),
+        new(lib.cudnnCreateFilterDescriptor),
+        new(lib.cudnnCreateTensorDescriptor),
+    )
+    conv = new(lib.cudnnCreateConvolutionDescriptor)
+    assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 1, 2, 5, 5) == 0
+    assert lib.cudnnSetFilter4dDescriptor(w, 0, 0, 3, 2, 3, 3) == 0
+    assert lib.cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, 1, 0) == 0
+    assert lib.cudnnSetTensor4dDescriptor(y, 0, 0, 1, 3, 4, 4) == 0  # should be 3x3
+    n = ctypes.c_int()
+    perf = ctypes.create_string_buffer(48 * 4)
+    assert (
+        lib.cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 4, ctypes.byref(n), perf)
+        == CUDNN_BAD_PARAM
+    )
+    assert lib.cudnnSetTensor4dDescriptor(y, 0, 0, 1, 3, 3, 3) == 0
+    assert lib.cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 4, ctypes.byref(n), perf) == 0
+    xs, wt, ys = (
+        np.ones((1, 2, 5, 5), "float32"),
+        np.ones((3, 2, 3, 3), "float32"),
+        np.zeros((1, 3, 3, 3), "float32"),
+    )
+    one, zero = ctypes.c_float(1), ctypes.c_float(0)
+    ws = ctypes.create_string_buffer(4096)
+    run = lambda *a: lib.cudnnConvolutionForward(  # noqa: E731
+        h,
+        ctypes.byref(one),
+        x,
+        xs.ctypes.data_as(P),
+        w,
+        wt.ctypes.data_as(P),
+        conv,
+        *a,
+        ctypes.byref(zero),
+        y,
+        ys.ctypes.data_as(P),
+    )
+    assert run(2, ws, 4096) == CUDNN_BAD_PARAM  # no stream set on the handle yet
+    assert lib.cudnnSetStream(h, None) == 0
+    assert run(2, ws, 16) == CUDNN_BAD_PARAM  # workspace too small
+    assert run(7, ws, 4096) == CUDNN_BAD_PARAM  # an algorithm never offered
+    assert run(2, ws, 4096) == 0
+    np.testing.assert_array_equal(ys, np.full((1, 3, 3, 3), 18.0))
+    text = lib.fake_cudnn_log().decode()
+    for why in ("wrong output size", "no stream was set", "workspace too small", "never offered"):
+        assert why in text
