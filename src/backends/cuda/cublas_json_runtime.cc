@@ -109,12 +109,7 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
   DLDeviceType device_type() const final { return kDLCUDA; }
 
   void OnInit(const std::vector<const DLTensor*>&) final {
-    const auto& g = graph();
-    std::vector<MatmulPlan> plans;
-    for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
-      if (g.nodes[nid].op == "kernel") plans.push_back(Plan(static_cast<uint32_t>(nid)));
-    }
-    if (plans.empty()) backend::ThrowError("RuntimeError", where() + " has no kernel to run");
+    auto plans = PlanKernels(graph(), where(), [this](uint32_t nid) { return Plan(nid); });
     api_ = &CublasLt();  // a missing cuBLASLt fails here, before the first call
     plans_ = std::move(plans);
   }

@@ -55,6 +55,18 @@ inline bool IsGraphOutput(const backend::json::Graph& g, uint32_t nid) {
   return false;
 }
 
+/* One plan per kernel node of `g`, in graph order (`plan(nid)` checks the node and describes the
+ * call); a graph without a kernel is an error. */
+template <typename PlanOf>
+auto PlanKernels(const backend::json::Graph& g, const std::string& where, PlanOf plan) {
+  std::vector<decltype(plan(uint32_t{0}))> plans;
+  for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
+    if (g.nodes[nid].op == "kernel") plans.push_back(plan(static_cast<uint32_t>(nid)));
+  }
+  if (plans.empty()) backend::ThrowError("RuntimeError", where + " has no kernel to run");
+  return plans;
+}
+
 /* Device memory of one device, grown on demand and freed with the owner (errors at process exit,
  * when the driver may be gone, are ignored). */
 class DeviceBuffer {
