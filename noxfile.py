@@ -234,7 +234,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md.
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
-    extra, disco, firstcall, and each backend that has benchmarks/<name>_bench.py).
+    extra, disco, firstcall, byoc, and each backend that has benchmarks/<name>_bench.py).
     """
     device_benches = [
         b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
@@ -249,6 +249,7 @@ def bench(session: nox.Session) -> None:
         "extra",
         "disco",
         "firstcall",
+        "byoc",
         *device_benches,
     ]
     wanted = list(session.posargs) or known
@@ -357,6 +358,17 @@ def bench(session: nox.Session) -> None:
             str(bench_dir / "disco_bench.py"),
             *("--ours-python", ours_extra, "--torch-python", gloo),
             *outputs("disco"),
+        )
+    if "byoc" in wanted:
+        # The same models with and without the dnnl_json offload, built by apache-tvm 0.27.
+        ours_dnnl = _venv_python(session, "ours-dnnl", TVM_FFI, "numpy", wheelhouse=["tvm[dnnl]"])
+        models = RESULTS / "byoc_models"
+        session.run(apache, str(bench_dir / "make_byoc_models.py"), "--out", str(models), external=True)
+        session.run(
+            "python",
+            str(bench_dir / "byoc_bench.py"),
+            *("--ours-python", ours_dnnl, "--apache-python", apache, "--models-dir", str(models)),
+            *outputs("byoc"),
         )
     if "rpc" in wanted:
         session.run(
