@@ -41,6 +41,17 @@ HARNESSES = {
     "webgpu_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="webgpu"']),
     "rocm_module": ("fuzz_device_module.cc", ['-DFUZZ_MODULE_KIND="hip"', '-DFUZZ_BACKEND="rocm"']),
     "cache_entry": ("fuzz_cache_entry.cc", []),
+    # External-codegen payloads: the JSON runtimes and the core's const_loader.
+    "dnnl_json_module": ("fuzz_json_module.cc", ['-DFUZZ_MODULE_KIND="dnnl_json"', '-DFUZZ_BACKEND="dnnl"']),
+    "cublas_json_module": (
+        "fuzz_json_module.cc",
+        ['-DFUZZ_MODULE_KIND="cublas_json"', '-DFUZZ_BACKEND="cuda"'],
+    ),
+    "cudnn_json_module": (
+        "fuzz_json_module.cc",
+        ['-DFUZZ_MODULE_KIND="cudnn_json"', '-DFUZZ_BACKEND="cuda"'],
+    ),
+    "const_loader_module": ("fuzz_json_module.cc", ['-DFUZZ_MODULE_KIND="const_loader"']),
 }
 # Python targets (atheris): target -> script; each writes its own seeds (--write-seeds DIR).
 PY_HARNESSES = {

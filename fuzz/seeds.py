@@ -28,6 +28,10 @@ MODULE_TARGETS = {
     "cuda_module": "cuda",
     "webgpu_module": "webgpu",
     "rocm_module": "hip",
+    "dnnl_json_module": "dnnl_json",
+    "cublas_json_module": "cublas_json",
+    "cudnn_json_module": "cudnn_json",
+    "const_loader_module": "const_loader",
 }
 LIBRARY_BIN_TARGET = "library_bin"
 PARAMS_TARGET = "params"
