@@ -138,7 +138,9 @@ class Build:
         self.arch = arch
         self.toolchain = toolchain
         self.system = system
-        work = out / ".work" / (f"{toolchain}-{arch}" if system == "linux" else f"{toolchain}-{system}-{arch}")
+        work = (
+            out / ".work" / (f"{toolchain}-{arch}" if system == "linux" else f"{toolchain}-{system}-{arch}")
+        )
         self.site = work / "site-packages"
         self.raw = work / "raw"
         self.build_root = work / "build"
@@ -352,9 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--toolchain host builds only for this machine ({platform.machine()})")
     total = time.monotonic()
     try:
-        times = build_all(
-            args.out.resolve(), args.arch, args.toolchain, args.jobs, args.only, args.system
-        )
+        times = build_all(args.out.resolve(), args.arch, args.toolchain, args.jobs, args.only, args.system)
     except subprocess.CalledProcessError as err:
         _log(f"FAILED (exit {err.returncode}): {' '.join(map(str, err.cmd))}")
         return 1

@@ -56,10 +56,14 @@ def _rpath_dir(member: str, rpath: str) -> str | None:
     """The site-packages-relative directory an @loader_path rpath of ``member`` names."""
     if not rpath.startswith("@loader_path"):
         return None
-    return posixpath.normpath(posixpath.join(posixpath.dirname(member), rpath[len("@loader_path") :].lstrip("/")))
+    return posixpath.normpath(
+        posixpath.join(posixpath.dirname(member), rpath[len("@loader_path") :].lstrip("/"))
+    )
 
 
-def check_macho(member: str, data: bytes, role: str, build_paths: tuple[bytes, ...] = BUILD_PATHS) -> list[str]:
+def check_macho(
+    member: str, data: bytes, role: str, build_paths: tuple[bytes, ...] = BUILD_PATHS
+) -> list[str]:
     """The rule violations of one Mach-O file, installed at site-packages/``member``."""
     try:
         m = macho.parse(data, member)

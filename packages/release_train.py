@@ -112,7 +112,10 @@ class Package:
 def _platform_list(pyproject: Path, decl: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
     value = decl.get(key, list(default))
     if not isinstance(value, list) or any(v not in PLATFORMS for v in value) or len(set(value)) != len(value):
-        raise ValueError(f"{pyproject}: [tool.tvm-runtime] {key} must list distinct platforms among {PLATFORMS}, got {value!r}")
+        raise ValueError(
+            f"{pyproject}: [tool.tvm-runtime] {key} must list distinct platforms among "
+            f"{PLATFORMS}, got {value!r}"
+        )
     return tuple(p for p in PLATFORMS if p in value)  # canonical order
 
 

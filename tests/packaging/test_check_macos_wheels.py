@@ -94,7 +94,9 @@ class Fixtures:
         src.write_text(source)
         obj = self.work / f"{name}-{target}.o"
         cmd = [self.zig, "c++", "-target", target, "-O2", "-fPIC", "-fvisibility=hidden"]
-        proc = subprocess.run([*cmd, "-c", str(src), "-o", str(obj)], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [*cmd, "-c", str(src), "-o", str(obj)], capture_output=True, text=True, timeout=600
+        )
         assert proc.returncode == 0, proc.stderr
         return obj
 
@@ -168,7 +170,9 @@ def test_x86_64_dylib_is_refused(fx):
 
 
 def test_absolute_rpath_and_wrong_install_name_are_refused(fx):
-    data = _core(fx, "bad/rpath.dylib", "-Wl,-rpath,/tmp/build/site-packages/tvm_ffi/lib", name="libtvm_runtime.dylib")
+    data = _core(
+        fx, "bad/rpath.dylib", "-Wl,-rpath,/tmp/build/site-packages/tvm_ffi/lib", name="libtvm_runtime.dylib"
+    )
     errors = check_macos_wheels.check_macho(CORE_MEMBER, data, "core")
     assert any("only @loader_path-relative rpaths" in e for e in errors), errors
     assert any("install name 'libtvm_runtime.dylib'" in e for e in errors), errors
@@ -193,7 +197,12 @@ def test_build_path_in_the_data_is_refused(fx):
     obj = fx.compile("where", BUILD_PATH_SOURCE)
     core_obj = fx.compile("core", CORE_SOURCE)
     data = fx.link(
-        "bad/where.dylib", str(core_obj), str(obj), str(fx.ffi), "-Wl,-install_name,@rpath/libtvm_runtime.dylib", CORE_RPATH
+        "bad/where.dylib",
+        str(core_obj),
+        str(obj),
+        str(fx.ffi),
+        "-Wl,-install_name,@rpath/libtvm_runtime.dylib",
+        CORE_RPATH,
     ).read_bytes()
     errors = check_macos_wheels.check_macho(CORE_MEMBER, data, "core")
     assert any("build path '/work/build/src/core/fixture.cc'" in e for e in errors), errors
@@ -241,9 +250,14 @@ def test_wheel_level_rules(fx, tmp_path):
     good = _wheel(tmp_path, "tvm_runtime", "py3-none-macosx_11_0_arm64", {CORE_MEMBER: core})
     assert check_macos_wheels.check_macos_wheel(good, "core") == []
     badtag = _wheel(tmp_path, "tvm_runtime", "py3-none-macosx_14_0_arm64", {CORE_MEMBER: core})
-    assert any("must be py3-none-macosx_11_0_arm64" in e for e in check_macos_wheels.check_macos_wheel(badtag, "core"))
+    assert any(
+        "must be py3-none-macosx_11_0_arm64" in e
+        for e in check_macos_wheels.check_macos_wheel(badtag, "core")
+    )
     (tmp_path / "x").mkdir()
-    elf = _wheel(tmp_path / "x", "tvm_runtime", "py3-none-macosx_11_0_arm64", {CORE_MEMBER: b"\x7fELF" + bytes(60)})
+    elf = _wheel(
+        tmp_path / "x", "tvm_runtime", "py3-none-macosx_11_0_arm64", {CORE_MEMBER: b"\x7fELF" + bytes(60)}
+    )
     assert any("not a 64-bit Mach-O" in e for e in check_macos_wheels.check_macos_wheel(elf, "core"))
     # check_wheels routes macOS wheels here and never to the manylinux rules.
     assert check_wheels.check_platform_tags([good]) == []
