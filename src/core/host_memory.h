@@ -21,7 +21,7 @@ inline int64_t TotalHostMemory() {
   uint64_t bytes = 0;
   size_t len = sizeof(bytes);
   return sysctlbyname("hw.memsize", &bytes, &len, nullptr, 0) == 0 ? static_cast<int64_t>(bytes)
-                                                                    : -1;
+                                                                   : -1;
 #else
   struct sysinfo info;
   return sysinfo(&info) == 0 ? static_cast<int64_t>(info.totalram) * info.mem_unit : -1;

@@ -23,11 +23,11 @@ namespace macho {
 constexpr uint32_t kMagic64 = 0xfeedfacf;  // little-endian 64-bit (every Mach-O macOS runs today)
 constexpr uint32_t kSegment64 = 0x19;
 constexpr uint32_t kSymtab = 0x2;
-constexpr uint8_t kTypeMask = 0x0e;  // N_TYPE
+constexpr uint8_t kTypeMask = 0x0e;   // N_TYPE
 constexpr uint8_t kInSection = 0x0e;  // N_SECT
-constexpr uint8_t kExternal = 0x01;  // N_EXT
-constexpr uint8_t kDebug = 0xe0;     // N_STAB
-constexpr uint32_t kZeroFill = 0x1;  // S_ZEROFILL: no bytes in the file
+constexpr uint8_t kExternal = 0x01;   // N_EXT
+constexpr uint8_t kDebug = 0xe0;      // N_STAB
+constexpr uint32_t kZeroFill = 0x1;   // S_ZEROFILL: no bytes in the file
 constexpr uint32_t kThreadLocalZeroFill = 0x12;
 
 struct Header {
