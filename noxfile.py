@@ -16,6 +16,7 @@ Set TVM_REUSE_WHEELHOUSE=1 to skip rebuilding when dist/wheelhouse is already co
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import sys
 from pathlib import Path
@@ -76,16 +77,21 @@ def _install_system_deps(session: nox.Session, *extra: str) -> None:
 
 def _wheelhouse_complete() -> bool:
     names = {p.name.split("-")[0] for p in WHEELHOUSE.glob("*.whl")}
-    return {p.distribution.replace("-", "_") for p in release_train.packages()} <= names
+    here = f"linux-{platform.machine()}"
+    built = {p.distribution.replace("-", "_") for p in release_train.packages() if p.built_on(here)}
+    return built <= names
 
 
-def _build_wheels(session: nox.Session, arch: str | None = None, out: Path = WHEELHOUSE) -> None:
-    """manylinux_2_28 wheels of every package (zig toolchain, ci/build_wheels.py), checked."""
+def _build_wheels(
+    session: nox.Session, arch: str | None = None, out: Path = WHEELHOUSE, system: str = "linux"
+) -> None:
+    """Wheels of every package built for the platform (zig toolchain, ci/build_wheels.py), checked:
+    manylinux_2_28 by default, macosx_11_0_arm64 with system="macos"."""
     if os.environ.get("TVM_REUSE_WHEELHOUSE") == "1" and out == WHEELHOUSE and _wheelhouse_complete():
         session.log(f"reusing {WHEELHOUSE}")
         return
     session.install(*BUILD_TOOLS)
-    cmd = ["python", str(ROOT / "ci" / "build_wheels.py"), "--out", str(out)]
+    cmd = ["python", str(ROOT / "ci" / "build_wheels.py"), "--out", str(out), "--platform", system]
     session.run(*cmd, *(["--arch", arch] if arch else []))
 
 
@@ -125,11 +131,20 @@ def aarch64(session: nox.Session) -> None:
 
 
 @nox.session
+def macos(session: nox.Session) -> None:
+    """Cross-build the macOS arm64 wheels (dist/wheelhouse-macos) on Linux and check every Mach-O
+    file statically (ci/check_macos_wheels.py); nothing runs them here: release.yml's macOS job
+    does, on a Mac."""
+    _build_wheels(session, arch="arm64", out=DIST / "wheelhouse-macos", system="macos")
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Build the wheels, install them into a fresh venv and run the test suite."""
     _install_system_deps(session)
     _build_wheels(session)
-    session.install(*TEST_DEPS, *NVRTC_CU12_DEPS)
+    # ziglang too (also when the wheelhouse is reused): tests/packaging links Mach-O fixtures.
+    session.install(*TEST_DEPS, *NVRTC_CU12_DEPS, pins.requirement("ziglang"))
     _install_ours(session)
     session.run(
         "python",

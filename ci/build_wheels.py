@@ -1,6 +1,7 @@
 """Build every wheel of the release train, repaired and checked: the build pipeline of nox and CI.
 
     python ci/build_wheels.py --out DIR [--arch x86_64|aarch64] [--toolchain zig|host] [--jobs N]
+    python ci/build_wheels.py --out DIR --platform macos --arch arm64 [--jobs N]
 
 Steps, for one target architecture:
 
@@ -31,6 +32,17 @@ ZIG_GLOBAL_CACHE_DIR (default ~/.cache/zig): keep that directory between CI runs
 stay under DIR/.work, so a rebuild is incremental.
 
 Wheels of one architecture per DIR: check_wheels.py treats a directory as one installable set.
+
+Packages: those packages/release_train.py declares for the platform (``platforms``, or
+``test-platforms`` for a package built there only for the test suite).
+
+macOS arm64 (``--platform macos --arch arm64``, zig only): the same sources and CMake, through
+ci/toolchain/zig-macos-arm64.cmake (macOS 11.0, the system's libc++.1.dylib, install names
+@rpath/<lib>.dylib, rpaths @loader_path/...); the target site-packages gets apache-tvm-ffi's
+macosx_11_0_arm64 wheel.  There is no auditwheel for Mach-O (and delocate would only copy
+dependencies in, which must never happen here): scikit-build-core tags the wheel
+py3-none-macosx_11_0_arm64 (_PYTHON_HOST_PLATFORM), the build links with the final install names
+(nothing edits a signed file afterwards) and ci/check_wheels.py verifies every Mach-O.
 """
 
 from __future__ import annotations
@@ -55,6 +67,9 @@ else:  # scikit-build-core depends on tomli below 3.11, so build environments ha
 ROOT = Path(__file__).resolve().parent.parent
 TOOLCHAIN_DIR = ROOT / "ci" / "toolchain"
 ARCHES = ("x86_64", "aarch64")
+MACOS_ARCHES = ("arm64",)
+# The oldest macOS apache-tvm-ffi publishes wheels for (its libtvm_ffi.dylib says minos 11.0).
+MACOS = "macosx_11_0"
 # The oldest platform apache-tvm-ffi publishes wheels for; ci/toolchain/zig-common.cmake
 # targets the same glibc.
 MANYLINUX = "manylinux_2_28"
@@ -77,8 +92,9 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> None:
     subprocess.run(cmd, check=True, env=env)
 
 
-def _require_modules(toolchain: str) -> None:
-    wanted = [*BUILD_MODULES, *(["ziglang"] if toolchain == "zig" else [])]
+def _require_modules(toolchain: str, system: str = "linux") -> None:
+    needed = BUILD_MODULES if system == "linux" else tuple(m for m in BUILD_MODULES if m != "auditwheel")
+    wanted = [*needed, *(["ziglang"] if toolchain == "zig" else [])]
     missing = [m for m in wanted if importlib.util.find_spec(m) is None]
     if missing:
         names = " ".join(m.replace("_", "-") for m in missing)
@@ -117,11 +133,14 @@ def _tvm_ffi_requirement() -> str:
 class Build:
     """One architecture's build: directories, environment and CMake settings."""
 
-    def __init__(self, out: Path, arch: str, toolchain: str, jobs: int) -> None:
+    def __init__(self, out: Path, arch: str, toolchain: str, jobs: int, system: str = "linux") -> None:
         self.out = out
         self.arch = arch
         self.toolchain = toolchain
-        work = out / ".work" / f"{toolchain}-{arch}"
+        self.system = system
+        work = (
+            out / ".work" / (f"{toolchain}-{arch}" if system == "linux" else f"{toolchain}-{system}-{arch}")
+        )
         self.site = work / "site-packages"
         self.raw = work / "raw"
         self.build_root = work / "build"
@@ -130,6 +149,13 @@ class Build:
         # found even when its environment is not activated.
         scripts = str(Path(sys.executable).parent)
         self.env["PATH"] = os.pathsep.join([scripts, self.env.get("PATH", "")])
+        if system == "macos":
+            # scikit-build-core takes the wheel's platform tag from here: macosx_11_0_arm64.
+            self.env["_PYTHON_HOST_PLATFORM"] = f"macosx-11.0-{arch}"
+            self.env["TVMRT_ZIG"] = str(_zig_executable())
+            # zig_macos_link.py (through zig-macos-c++) runs with this interpreter.
+            self.env["TVMRT_PYTHON"] = sys.executable
+            return
         if arch != platform.machine():
             # scikit-build-core takes the wheel's platform tag from here instead of the host.
             self.env["_PYTHON_HOST_PLATFORM"] = f"linux-{arch}"
@@ -164,12 +190,21 @@ class Build:
             raise SystemExit(f"ci/toolchain/check_cxxabi_shim.cc: check {failed} failed")
         _log("C++ ABI shim self-test passed")
 
+    @property
+    def platform_tag(self) -> str:
+        return f"{MACOS if self.system == 'macos' else MANYLINUX}_{self.arch}"
+
+    @property
+    def platform_key(self) -> str:
+        """The platform as packages/release_train.py names it."""
+        return f"{self.system}-{self.arch}"
+
     def prepare_site(self) -> None:
         shutil.rmtree(self.site, ignore_errors=True)
         _run(
             [
                 sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                "--only-binary=:all:", "--platform", f"{MANYLINUX}_{self.arch}",
+                "--only-binary=:all:", "--platform", self.platform_tag,
                 "--target", str(self.site), _tvm_ffi_requirement(),
             ]
         )  # fmt: skip
@@ -183,7 +218,9 @@ class Build:
         }
         settings = [f"build-dir={self.build_root / package.name}"]
         settings += [f"cmake.define.{k}={v}" for k, v in defines.items()]
-        if self.toolchain == "zig":
+        if self.system == "macos":
+            settings.append(f"cmake.toolchain-file={TOOLCHAIN_DIR / f'zig-macos-{self.arch}.cmake'}")
+        elif self.toolchain == "zig":
             settings.append(f"cmake.toolchain-file={TOOLCHAIN_DIR / f'zig-{self.arch}.cmake'}")
         return settings
 
@@ -204,6 +241,10 @@ class Build:
             zf.extractall(self.site)
 
     def repair(self, wheel: Path) -> None:
+        if self.system == "macos":
+            # Tagged by the build; nothing to graft or rename (check_wheels.py verifies it).
+            shutil.copy2(wheel, self.out / wheel.name)
+            return
         cmd = [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(self.out)]
         if self.toolchain == "zig" and self.arch == platform.machine():
             cmd += ["--plat", f"{MANYLINUX}_{self.arch}"]  # refuses a wheel needing more
@@ -224,9 +265,10 @@ def _remove_old_wheels(out: Path, arch: str, packages: list[Path]) -> None:
             wheel.unlink()
 
 
-def _selected(only: list[str] | None) -> tuple[list[Path], Path]:
-    """Native packages in build order (the core always first) and the meta-package."""
-    *natives, meta = release_train.build_order()
+def _selected(only: list[str] | None, platform_key: str) -> tuple[list[Path], Path]:
+    """Native packages built for ``platform_key`` in build order (the core always first) and the
+    meta-package."""
+    *natives, meta = release_train.build_order(platform_key)
     if only is not None:
         known = {p.name for p in natives}
         unknown = sorted(set(only) - known)
@@ -238,14 +280,19 @@ def _selected(only: list[str] | None) -> tuple[list[Path], Path]:
 
 
 def build_all(
-    out: Path, arch: str, toolchain: str, jobs: int, only: list[str] | None = None
+    out: Path,
+    arch: str,
+    toolchain: str,
+    jobs: int,
+    only: list[str] | None = None,
+    system: str = "linux",
 ) -> dict[str, float]:
-    """Build, repair and check the wheels for one architecture; returns seconds per step."""
-    _require_modules(toolchain)
+    """Build, repair and check the wheels for one platform; returns seconds per step."""
+    _require_modules(toolchain, system)
     out.mkdir(parents=True, exist_ok=True)
-    natives, meta = _selected(only)
+    natives, meta = _selected(only, f"{system}-{arch}")
     _remove_old_wheels(out, arch, [*natives, meta])
-    build = Build(out, arch, toolchain, jobs)
+    build = Build(out, arch, toolchain, jobs, system)
     times: dict[str, float] = {}
 
     start = time.monotonic()
@@ -282,7 +329,8 @@ def build_all(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="wheelhouse to (re)fill")
-    parser.add_argument("--arch", choices=ARCHES, default=platform.machine())
+    parser.add_argument("--platform", choices=("linux", "macos"), default="linux", dest="system")
+    parser.add_argument("--arch", choices=(*ARCHES, *MACOS_ARCHES), default=None)
     parser.add_argument("--toolchain", choices=("zig", "host"), default="zig")
     parser.add_argument(
         "--jobs",
@@ -296,17 +344,23 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated package directories to build (the core and meta always are)",
     )
     args = parser.parse_args(argv)
+    if args.arch is None:
+        args.arch = "arm64" if args.system == "macos" else platform.machine()
+    if (args.arch in MACOS_ARCHES) != (args.system == "macos"):
+        parser.error(f"--arch {args.arch} is not an architecture of --platform {args.system}")
+    if args.system == "macos" and args.toolchain != "zig":
+        parser.error("macOS wheels are cross-built with zig only (--toolchain zig)")
     if args.toolchain == "host" and args.arch != platform.machine():
         parser.error(f"--toolchain host builds only for this machine ({platform.machine()})")
     total = time.monotonic()
     try:
-        times = build_all(args.out.resolve(), args.arch, args.toolchain, args.jobs, args.only)
+        times = build_all(args.out.resolve(), args.arch, args.toolchain, args.jobs, args.only, args.system)
     except subprocess.CalledProcessError as err:
         _log(f"FAILED (exit {err.returncode}): {' '.join(map(str, err.cmd))}")
         return 1
     for step, seconds in times.items():
         _log(f"{step:24s} {seconds:7.1f} s")
-    _log(f"{'total':24s} {time.monotonic() - total:7.1f} s ({args.toolchain}, {args.arch})")
+    _log(f"{'total':24s} {time.monotonic() - total:7.1f} s ({args.toolchain}, {args.system}-{args.arch})")
     return 0
 
 

@@ -8,6 +8,8 @@ wheels (pip would silently overwrite it, then delete it on the other's uninstall
 links a vendor driver library.  Platform: every native wheel is tagged manylinux_2_28 (or older)
 for x86_64/aarch64 and its DSOs are of that architecture and require no symbol version
 (GLIBC, GLIBCXX, CXXABI, GCC, ...) beyond auditwheel's manylinux_2_28 policy for it.
+A wheelhouse of macOS wheels (py3-none-macosx_11_0_arm64) is checked against the packages
+declared for macos-arm64 and ci/check_macos_wheels.py's rules for every Mach-O file.
 
 Usage: python ci/check_wheels.py dist/wheelhouse
 """
@@ -26,6 +28,8 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_macos_wheels  # noqa: E402
 import release_train  # noqa: E402  (the packages' own declarations)
 
 VENDOR_LIBS = release_train.vendor_library_prefixes()
@@ -59,11 +63,34 @@ def _needed(zf: zipfile.ZipFile, member: str) -> list[str]:
     return [line.split("[")[1].rstrip("]") for line in out.stdout.splitlines() if "(NEEDED)" in line]
 
 
+def _is_macos(wheel: Path) -> bool:
+    return "macosx" in _tags(wheel)
+
+
+def wheelhouse_platform(wheels: list[Path]) -> str | None:
+    """The release_train platform of a wheelhouse's native wheels (None: none or mixed)."""
+    found = set()
+    for wheel in wheels:
+        plat = _tags(wheel).split("-")[-1]
+        if plat == "any":
+            continue
+        arch = next((a for a in ("x86_64", "aarch64", "arm64") if plat.endswith(f"_{a}")), "?")
+        found.add(f"{'macos' if 'macosx' in plat else 'linux'}-{arch}")
+    return found.pop() if len(found) == 1 else None
+
+
 def check(wheelhouse: Path) -> list[str]:
     errors: list[str] = []
     owners: dict[str, str] = {}
     wheels = sorted(wheelhouse.glob("*.whl"))
-    declared = {p.distribution.replace("-", "_"): p for p in release_train.packages()}
+    platform = wheelhouse_platform(wheels)
+    # The packages built for the wheelhouse's platform (released there, or test-only).
+    declared = {
+        p.distribution.replace("-", "_"): p
+        for p in release_train.packages()
+        if platform is None or p.built_on(platform)
+    }
+    suffix = ".dylib" if platform and platform.startswith("macos") else ".so"
     built = {_dist_name(w) for w in wheels}
     for missing in sorted(set(declared) - built):
         errors.append(f"no {missing} wheel (declared in {declared[missing].directory})")
@@ -93,7 +120,7 @@ def check(wheelhouse: Path) -> list[str]:
                 for required in (
                     "tvm/__init__.py",
                     "tvm/backend/__init__.py",
-                    "tvm/lib/libtvm_runtime.so",
+                    f"tvm/lib/libtvm_runtime{suffix}",
                     "tvm/include/tvm_runtime/c_api.h",
                     "tvm/share/cmake/tvm_runtime/tvm_runtime-config.cmake",
                     "tvm/share/cmake/tvm_runtime/tvm-config.cmake",
@@ -109,6 +136,9 @@ def check(wheelhouse: Path) -> list[str]:
                     errors.append(f"{wheel.name}: files outside {prefix}: {stray[:3]}")
                 if backend not in _entry_points(zf):
                     errors.append(f"{wheel.name}: no `{backend}` entry point in group tvm.backends")
+            if _is_macos(wheel):
+                errors += check_macos_wheels.check_macos_wheel(wheel, role)
+                continue
             for so in (f for f in files if f.endswith(".so")):
                 for lib in _needed(zf, so):
                     if lib.startswith(VENDOR_LIBS):
@@ -207,8 +237,8 @@ def check_platform_tags(wheels: list[Path]) -> list[str]:
     errors: list[str] = []
     for wheel in wheels:
         platforms = _tags(wheel).split("-")[-1].split(".")
-        if platforms == ["any"]:
-            continue
+        if platforms == ["any"] or _is_macos(wheel):
+            continue  # macOS wheels: check_macos_wheels.py, run by check()
         arches = set()
         for plat in platforms:
             glibc = _glibc_of_tag(plat)

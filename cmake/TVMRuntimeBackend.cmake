@@ -25,6 +25,6 @@ function(tvm_runtime_add_backend name)
     target_include_directories(${target} PRIVATE ${ARG_INCLUDE_DIRS})
   endif()
   set_target_properties(${target} PROPERTIES
-    INSTALL_RPATH "$ORIGIN/../../lib;$ORIGIN/../../../tvm_ffi/lib")
+    INSTALL_RPATH "${TVMRT_RPATH_ORIGIN}/../../lib;${TVMRT_RPATH_ORIGIN}/../../../tvm_ffi/lib")
   install(TARGETS ${target} LIBRARY DESTINATION .)
 endfunction()

@@ -1,6 +1,15 @@
 # Compiler settings shared by the core and every backend DSO.
 include_guard(GLOBAL)
 
+# The directory of the DSO being loaded, in a run path: the same relative layout serves Linux
+# (RUNPATH $ORIGIN) and macOS (LC_RPATH @loader_path; install names are @rpath/<file>).
+if(APPLE)
+  set(TVMRT_RPATH_ORIGIN "@loader_path")
+  set(CMAKE_MACOSX_RPATH ON)
+else()
+  set(TVMRT_RPATH_ORIGIN "$ORIGIN")
+endif()
+
 function(tvm_runtime_set_common_options target)
   # Resolved relative to this file, wherever it was included from (repo or installed wheel).
   set(_TVMRT_EXPORTS_MAP "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/exports.map")
@@ -12,7 +21,12 @@ function(tvm_runtime_set_common_options target)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     POSITION_INDEPENDENT_CODE ON)
-  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  if(APPLE)
+    # ld64-style linkers take no version script: hidden visibility already keeps every C++ symbol
+    # local, and the C++ runtime is the system's libc++.1.dylib, not a static copy to hide.
+    # Undefined symbols are errors by default there (ci/toolchain/zig_macos_link.py keeps it so).
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  elseif(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
     # Keep C++ runtime symbols out of the dynamic symbol table and fail on undefined symbols.
     target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL

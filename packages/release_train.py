@@ -10,6 +10,15 @@ Each package declares itself once, in ``[tool.tvm-runtime]`` of ``packages/<dist
     global-functions = []              # global functions it registers ("a.b.*": a family); the
                                        # core's "cannot find function" errors name the wheel
     extras = { opencl = "" }           # extra of tvm / tvm-runtime -> extras of this distribution
+    platforms = ["linux-x86_64", "linux-aarch64"]   # where its wheels are released (this default)
+    test-platforms = []                # built there for the test suite only, never released
+
+Platforms are ``linux-x86_64``, ``linux-aarch64`` (manylinux_2_28) and ``macos-arm64``
+(macosx_11_0_arm64).  The core and the meta-package must be released wherever any backend is;
+extras of a backend released on some of them only carry an environment marker
+(``tvm-runtime-cuda==0.1.0; sys_platform == 'linux'``), so ``pip install "tvm-runtime[all]"``
+resolves on every platform.  ci/build_wheels.py builds, for one platform, the packages released
+or test-built there (``built_on``).
 
 The core's declaration also states the tested range of apache-tvm-ffi once (``apache-tvm-ffi =
 ">=0.1.15,<0.2"``); ``sync`` writes it into every file of the repository that states a range and
@@ -56,6 +65,13 @@ ROLES = ("core", "backend", "meta")
 # Never grafted into a wheel whatever the declarations say: tvm-ffi and the core must exist once
 # per process (two tvm-ffi registries in one process abort at import).
 ALWAYS_EXCLUDED = ("libtvm_ffi.so", "libtvm_runtime.so")
+# Where wheels are built, "<os>-<arch>" (arch as the wheel tags spell it).
+PLATFORMS = ("linux-x86_64", "linux-aarch64", "macos-arm64")
+DEFAULT_PLATFORMS = ("linux-x86_64", "linux-aarch64")
+# sys_platform of each OS, for the environment markers of extras.
+_SYS_PLATFORM = {"linux": "linux", "macos": "darwin"}
+# platform_machine as each OS reports it (macOS says arm64, Linux aarch64).
+_MACHINE = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64", "macos-arm64": "arm64"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,12 @@ class Package:
     vendor_libraries: tuple[str, ...] = ()
     global_functions: tuple[str, ...] = ()
     extras: dict[str, str] = field(default_factory=dict)
+    platforms: tuple[str, ...] = DEFAULT_PLATFORMS
+    test_platforms: tuple[str, ...] = ()
+
+    def built_on(self, platform: str) -> bool:
+        """Whether ci/build_wheels.py builds it for ``platform`` (released or test-only)."""
+        return platform in self.platforms or platform in self.test_platforms
 
     @property
     def name(self) -> str:
@@ -78,9 +100,44 @@ class Package:
         return self.distribution.removeprefix(f"{CORE}-") if self.role == "backend" else ""
 
     def requirement(self, extra: str) -> str:
-        """The pinned requirement an extra of the core or meta-package resolves to."""
+        """The pinned requirement an extra of the core or meta-package resolves to, with the
+        environment marker of its platforms when it is not released everywhere the core is."""
         own = self.extras[extra]
-        return f"{self.distribution}{f'[{own}]' if own else ''}=={self.version}"
+        marker = platform_marker(self.platforms)
+        return f"{self.distribution}{f'[{own}]' if own else ''}=={self.version}" + (
+            f"; {marker}" if marker else ""
+        )
+
+
+def _platform_list(pyproject: Path, decl: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = decl.get(key, list(default))
+    if not isinstance(value, list) or any(v not in PLATFORMS for v in value) or len(set(value)) != len(value):
+        raise ValueError(
+            f"{pyproject}: [tool.tvm-runtime] {key} must list distinct platforms among "
+            f"{PLATFORMS}, got {value!r}"
+        )
+    return tuple(p for p in PLATFORMS if p in value)  # canonical order
+
+
+def platform_marker(platforms: tuple[str, ...]) -> str:
+    """The PEP 508 marker selecting ``platforms`` among those the core is released on; empty when
+    they cover all of them."""
+    everywhere = core().platforms
+    if set(everywhere) <= set(platforms):
+        return ""
+    clauses = []
+    for os_name, sys_platform in _SYS_PLATFORM.items():
+        of_os = [p for p in everywhere if p.startswith(f"{os_name}-")]
+        mine = [p for p in of_os if p in platforms]
+        if not mine:
+            continue
+        if mine == of_os:
+            clauses.append(f"sys_platform == '{sys_platform}'")
+        else:
+            machines = " or ".join(f"platform_machine == '{_MACHINE[p]}'" for p in mine)
+            clauses.append(f"(sys_platform == '{sys_platform}' and ({machines}))")
+    # Single quotes: the requirement is written inside a double-quoted TOML string.
+    return " or ".join(clauses) if clauses else "sys_platform == 'none'"
 
 
 C_API = PACKAGES.parent / "src" / "include" / "tvm_runtime" / "c_api.h"
@@ -208,7 +265,13 @@ def _load(directory: Path) -> Package | None:
         vendor_libraries=tuple(decl.get("vendor-libraries", ())),
         global_functions=tuple(decl.get("global-functions", ())),
         extras=dict(decl.get("extras", {})),
+        platforms=_platform_list(pyproject, decl, "platforms", DEFAULT_PLATFORMS),
+        test_platforms=_platform_list(pyproject, decl, "test-platforms", ()),
     )
+    if set(package.platforms) & set(package.test_platforms):
+        raise ValueError(f"{pyproject}: a platform is in both platforms and test-platforms")
+    if role != "backend" and package.test_platforms:
+        raise ValueError(f"{pyproject}: only a backend may declare test-platforms")
     if role == "backend":
         expected = project.get("entry-points", {}).get("tvm.backends", {})
         if expected.get(package.name) != f"tvm.backend.{package.name}":
@@ -227,6 +290,14 @@ def packages() -> list[Package]:
     roles = [p.role for p in found]
     if roles.count("core") != 1 or roles.count("meta") != 1:
         raise ValueError(f"expected exactly one core and one meta package under {PACKAGES}, got {roles}")
+    core_, meta_ = found[0], found[-1]
+    for p in found[1:-1]:
+        # A backend builds against the core and is installed next to it, released or tested.
+        missing = [x for x in (*p.platforms, *p.test_platforms) if x not in core_.platforms]
+        if missing:
+            raise ValueError(f"{p.distribution} is built for {missing}, where {CORE} is not released")
+    if set(meta_.platforms) != set(core_.platforms):
+        raise ValueError(f"{META} must be released where {CORE} is: {core_.platforms}, not {meta_.platforms}")
     return found
 
 
@@ -246,9 +317,14 @@ def core() -> Package:
     return next(p for p in packages() if p.role == "core")
 
 
-def build_order() -> list[Path]:
-    """Package directories in build order: backends build against the core built just before."""
-    return [p.directory for p in packages()]
+def build_order(platform: str | None = None) -> list[Path]:
+    """Package directories in build order: backends build against the core built just before.
+    With ``platform``: only the packages built there (released or test-only)."""
+    return [p.directory for p in packages() if platform is None or p.built_on(platform)]
+
+
+def released_on(platform: str) -> list[Package]:
+    return [p for p in packages() if platform in p.platforms]
 
 
 def vendor_library_prefixes() -> tuple[str, ...]:
@@ -384,6 +460,13 @@ def as_json() -> dict:
         "repair_excludes": repair_excludes(),
         "vendor_library_prefixes": list(vendor_library_prefixes()),
         "extras": extras(),
+        "platforms": {
+            platform: {
+                "released": [p.distribution for p in released_on(platform)],
+                "built": [p.distribution for p in packages() if p.built_on(platform)],
+            }
+            for platform in PLATFORMS
+        },
         "abi_version": "{}.{}".format(*abi_version()),
         "core_requirement": core_requirement(),
         "tvm_ffi_requirement": tvm_ffi_requirement(),

@@ -1,5 +1,4 @@
 /* The CPU device, served through the same C table as every backend. */
-#include <sys/sysinfo.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/device_api_table.h>
 
@@ -8,6 +7,7 @@
 
 #include "core_init.h"
 #include "device_registry.h"
+#include "host_memory.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -18,16 +18,16 @@ class CPUDevice final : public backend::DeviceBackend {
   void SetDevice(int32_t) final {}
 
   ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) final {
-    struct sysinfo info;
+    int64_t bytes = -1;
     switch (kind) {
       case kTVMRuntimeAttrExist:
         return 1;
       case kTVMRuntimeAttrTotalGlobalMemory:
-        if (sysinfo(&info) == 0) return static_cast<int64_t>(info.totalram) * info.mem_unit;
-        return ::tvm::ffi::Any();
+        bytes = TotalHostMemory();
+        return bytes >= 0 ? ::tvm::ffi::Any(bytes) : ::tvm::ffi::Any();
       case kTVMRuntimeAttrAvailableGlobalMemory:
-        if (sysinfo(&info) == 0) return static_cast<int64_t>(info.freeram) * info.mem_unit;
-        return ::tvm::ffi::Any();
+        bytes = FreeHostMemory();
+        return bytes >= 0 ? ::tvm::ffi::Any(bytes) : ::tvm::ffi::Any();
       default:
         return ::tvm::ffi::Any();
     }

@@ -1,5 +1,6 @@
 /*
- * A whole file mapped into memory, and the bytes of one of its dynamic ELF symbols.
+ * A whole file mapped into memory, and the bytes of one of its exported symbols (a dynamic ELF
+ * symbol on Linux, a Mach-O external symbol on macOS: macho_symbol.h).
  *
  * Two users: the library-bin check (maps the file read-only to validate it before anything of it
  * runs) and the library loader (maps it private and copy-on-write, so the model's weights are
@@ -10,7 +11,10 @@
 #ifndef TVM_RUNTIME_CORE_MAPPED_FILE_H_
 #define TVM_RUNTIME_CORE_MAPPED_FILE_H_
 
+#if __has_include(<elf.h>)
 #include <elf.h>
+#define TVM_RUNTIME_HAVE_ELF_H 1
+#endif
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,6 +24,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+
+#include "macho_symbol.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -133,10 +139,10 @@ struct SymbolBytes {
   uint64_t size = 0;
 };
 
-/* The bytes of the dynamic symbol `name` (ELF64 little-endian, what every wheel we ship runs
- * on); empty when the file has no such symbol or is not an ELF file dlopen could take (then
- * dlopen, not this lookup, says what is wrong with it). */
-inline SymbolBytes FindDynamicSymbol(const MappedFile& f, const char* name) {
+#ifdef TVM_RUNTIME_HAVE_ELF_H
+/* The bytes of the dynamic symbol `name` of an ELF64 little-endian file; empty when it has none
+ * or is not such a file. */
+inline SymbolBytes FindElfDynamicSymbol(const MappedFile& f, const char* name) {
   const auto* eh = f.At<Elf64_Ehdr>(0);
   if (eh == nullptr || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr)) {
@@ -171,6 +177,22 @@ inline SymbolBytes FindDynamicSymbol(const MappedFile& f, const char* name) {
     }
   }
   return {};
+}
+#endif  // TVM_RUNTIME_HAVE_ELF_H
+
+/* The bytes of the exported symbol `name` of a shared library: ELF64 (Linux) or 64-bit Mach-O
+ * (macOS), whichever the file is, on either system; empty when the file has no such symbol or is
+ * not a library dlopen could take (then dlopen, not this lookup, says what is wrong with it). */
+inline SymbolBytes FindDynamicSymbol(const MappedFile& f, const char* name) {
+  if (macho::IsMachO64(f.data(), f.size())) {
+    macho::SymbolSpan span = macho::FindSymbol(f.data(), f.size(), name);
+    return {span.data, span.size};
+  }
+#ifdef TVM_RUNTIME_HAVE_ELF_H
+  return FindElfDynamicSymbol(f, name);
+#else
+  return {};
+#endif
 }
 
 }  // namespace core

@@ -55,11 +55,14 @@ int DefaultConcurrency() {
       if (n > 0) return n;
     }
   }
+#ifdef __linux__
+  // The CPUs this process may run on (a container's or taskset's limit), not all of the host's.
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
     int n = CPU_COUNT(&set);
     if (n > 0) return n;
   }
+#endif  // macOS has no affinity masks: every core is available
   unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? static_cast<int>(n) : 1;
 }

@@ -6,8 +6,10 @@
  */
 #include <tvm_runtime/backend/backend_entry.h>
 
-#include "disco/disco_register.h"
 #include "extra_register.h"
+#if TVMRT_EXTRA_WITH_DISCO
+#include "disco/disco_register.h"
+#endif
 
 namespace tvm_runtime {
 namespace extra {
@@ -17,7 +19,9 @@ void RegisterExtraFunctions() {
   RegisterTopkFunction();
   RegisterRandomFunctions();
   RegisterThreadingFunctions();
+#if TVMRT_EXTRA_WITH_DISCO
   disco::RegisterDiscoFunctions();
+#endif
 }
 
 }  // namespace extra

@@ -21,20 +21,26 @@ namespace extra {
 namespace {
 
 constexpr const char* kSetAffinity = "tvm.runtime.threading.set_current_thread_affinity";
+#ifdef __linux__
+constexpr int64_t kMaxCpuId = CPU_SETSIZE;
+#else
+constexpr int64_t kMaxCpuId = 1024;  // Linux's CPU_SETSIZE, so the same ids are refused everywhere
+#endif
 
 void SetCurrentThreadAffinity(::tvm::ffi::Shape cpu_ids) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
   for (int64_t id : cpu_ids) {
-    if (id < 0 || id >= CPU_SETSIZE) {
+    if (id < 0 || id >= kMaxCpuId) {
       backend::ThrowError("ValueError", ErrorText(kSetAffinity, ": CPU id ", id, " is outside [0, ",
-                                                  CPU_SETSIZE, ")"));
+                                                  kMaxCpuId, ")"));
     }
-    CPU_SET(static_cast<int>(id), &set);
   }
   if (cpu_ids.size() == 0) {
     backend::ThrowError("ValueError", ErrorText(kSetAffinity, ": give at least one CPU id"));
   }
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int64_t id : cpu_ids) CPU_SET(static_cast<int>(id), &set);
   int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   if (rc != 0) {
     backend::ThrowError(
@@ -42,6 +48,7 @@ void SetCurrentThreadAffinity(::tvm::ffi::Shape cpu_ids) {
         ErrorText(kSetAffinity, ": pthread_setaffinity_np failed: ", std::strerror(rc),
                   " (are these CPUs online and allowed for this process?)"));
   }
+#endif  // macOS has no thread affinity: the arguments are checked, the scheduler decides
 }
 
 }  // namespace

@@ -131,3 +131,38 @@ def test_cxxabi_shim_states_the_libcxx_of_the_pinned_zig():
     shim = (REPO / "ci" / "toolchain" / "cxxabi_shim.cc").read_text(encoding="utf-8")
     assert int(re.search(r"#define TVMRT_CXXABI_SHIM_LIBCXX_MAJOR (\d+)", shim)[1]) == libcxx // 10000
     assert f"libc++ {libcxx // 10000}" in (REPO / "ci" / "toolchain" / "pins.toml").read_text()
+
+
+def test_release_workflow_builds_the_macos_wheels_on_linux_and_tests_them_on_a_mac_before_publishing():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    jobs = workflow["jobs"]
+    build = jobs["wheels-macos"]
+    assert build["runs-on"].startswith("ubuntu")
+    runs = [step.get("run", "") for step in build["steps"]]
+    assert any("ci/build_wheels.py" in r and "--platform macos --arch arm64" in r for r in runs), runs
+    assert any("pins.py build > /tmp/build-tools.txt" in r for r in runs)
+    (upload,) = [s for s in build["steps"] if "upload-artifact" in s.get("uses", "")]
+    artifact = upload["with"]["name"]
+
+    test = jobs["test-macos-arm64"]
+    assert test["runs-on"] == "macos-14"  # arm64 (Apple silicon) hosted runner
+    assert test["needs"] == "wheels-macos"
+    (download,) = [s for s in test["steps"] if "download-artifact" in s.get("uses", "")]
+    assert download["with"]["name"] == artifact
+    runs = [step.get("run", "") for step in test["steps"]]
+    # A fresh venv; apache-tvm-ffi from PyPI within the declared range; ours only from the artifact.
+    assert any(re.search(r"python -m venv (\S+)", r) for r in runs)
+    assert any(f'"{release_train.tvm_ffi_requirement()}"' in r and "--no-index" not in r for r in runs)
+    (ours,) = [r for r in runs if "--no-index" in r]
+    assert download["with"]["path"] in ours and '"tvm[all]"' in ours
+    order = [
+        next(i for i, r in enumerate(runs) if needle in r)
+        for needle in ("--no-index", "-m tvm.backend", "ci/toolchain/smoke_macos.py", "-m pytest")
+    ]
+    assert order == sorted(order), runs
+    pytest_run = next(r for r in runs if "-m pytest" in r)
+    assert "tests/webgpu" in pytest_run and "tests/metal" in pytest_run
+
+    assert "test-macos-arm64" in jobs["publish"]["needs"]
+    # Every test job publishing waits for exists.
+    assert set(jobs["publish"]["needs"]) <= set(jobs)

@@ -138,3 +138,86 @@ def test_check_fails_on_a_drifted_tvm_ffi_range_and_sync_rewrites_it(tmp_path):
     assert run("sync").stdout.strip() == f"rewrote {workflow}"
     assert workflow.read_text(encoding="utf-8") == good
     assert run("check").returncode == 0
+
+
+METAL_DECLARATION = """\
+[build-system]
+requires = ["scikit-build-core>=0.11", "apache-tvm-ffi>=0.1.15,<0.2", "tvm-runtime>=0.1.0,<0.2"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "tvm-runtime-metal"
+version = "0.1.0"
+requires-python = ">=3.9"
+dependencies = ["tvm-runtime>=0.1.0,<0.2"]
+
+[project.entry-points."tvm.backends"]
+metal = "tvm.backend.metal"
+
+[tool.tvm-runtime]
+role = "backend"
+device-types = ["kDLMetal"]
+module-kinds = ["metal"]
+vendor-libraries = []
+global-functions = []
+extras = { metal = "" }
+platforms = ["macos-arm64"]
+test-platforms = ["linux-x86_64"]
+"""
+
+
+def test_platforms_give_markers_and_select_what_each_platform_builds(tmp_path):
+    """A backend released on macOS only and test-built on linux-x86_64 (the Metal package's
+    declaration): `check` finds the extras stale, `sync` writes them with a darwin marker, and
+    each platform builds what it declares."""
+    copied = [
+        "packages/release_train.py",
+        "src/include/tvm_runtime/c_api.h",
+        "ci/github/release.yml",
+        *(f"packages/{p.directory.name}/pyproject.toml" for p in release_train.packages()),
+    ]
+    for relative in copied:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / relative, tmp_path / relative)
+    (tmp_path / "packages" / "tvm-runtime-metal").mkdir()
+    (tmp_path / "packages" / "tvm-runtime-metal" / "pyproject.toml").write_text(METAL_DECLARATION)
+    script = str(tmp_path / "packages" / "release_train.py")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False)
+
+    assert run("check").returncode == 1
+    assert run("sync").returncode == 0
+    assert run("check").returncode == 0
+    meta = (tmp_path / "packages" / "tvm" / "pyproject.toml").read_text(encoding="utf-8")
+    assert "metal = [\"tvm-runtime-metal==0.1.0; sys_platform == 'darwin'\"]" in meta
+    assert "\"tvm-runtime-cuda[nvrtc]==0.1.0; sys_platform == 'linux'\"" in meta
+    assert '"tvm-runtime-webgpu[wgpu]==0.1.0"' in meta  # released everywhere: no marker
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); import release_train as r;"
+        "print(json.dumps({p: [d.name for d in r.build_order(p)] for p in r.PLATFORMS}))"
+    )
+    order = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "packages")], capture_output=True, text=True, check=True
+    )
+    built = __import__("json").loads(order.stdout)
+    assert "tvm-runtime-metal" in built["linux-x86_64"]
+    assert "tvm-runtime-metal" not in built["linux-aarch64"]
+    assert built["macos-arm64"] == [
+        "tvm-runtime", "tvm-runtime-extra", "tvm-runtime-metal", "tvm-runtime-webgpu", "tvm"
+    ]  # fmt: skip
+    assert "tvm-runtime-cuda" in built["linux-aarch64"]
+    # The markers are valid PEP 508 and select by OS.
+    from packaging.requirements import Requirement
+
+    metal = next(r for r in re.findall(r'"([^"]+)"', meta) if r.startswith("tvm-runtime-metal"))
+    marker = Requirement(metal).marker
+    assert marker.evaluate({"sys_platform": "darwin"}) and not marker.evaluate({"sys_platform": "linux"})
+
+
+def test_a_platform_outside_the_known_ones_is_refused(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    with pytest.raises(ValueError, match="must list distinct platforms"):
+        release_train._platform_list(pyproject, {"platforms": ["macos-x86_64"]}, "platforms", ())
+    with pytest.raises(ValueError, match="must list distinct platforms"):
+        release_train._platform_list(pyproject, {"platforms": ["linux-x86_64"] * 2}, "platforms", ())

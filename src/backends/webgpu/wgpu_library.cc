@@ -59,6 +59,12 @@ void SetHookLibraryCandidates(std::vector<std::string> paths) {
   HookCandidates() = std::move(paths);
 }
 
+#if defined(__APPLE__)
+constexpr char kDefaultLibrary[] = "libwgpu_native.dylib";
+#else
+constexpr char kDefaultLibrary[] = "libwgpu_native.so";
+#endif
+
 const WgpuLibrary& GetWgpuLibrary() {
   static const WgpuLibrary* lib = [] {
     auto* out = new WgpuLibrary();  // leaked: the library stays open for the process
@@ -71,7 +77,7 @@ const WgpuLibrary& GetWgpuLibrary() {
         std::lock_guard<std::mutex> lock(CandidatesMutex());
         candidates = HookCandidates();
       }
-      for (std::string& c : backend::VendorLibraryCandidates(nullptr, {"libwgpu_native.so"})) {
+      for (std::string& c : backend::VendorLibraryCandidates(nullptr, {kDefaultLibrary})) {
         candidates.push_back(std::move(c));
       }
     }
@@ -83,7 +89,7 @@ const WgpuLibrary& GetWgpuLibrary() {
       out->error = "no usable wgpu-native library (tried: " + found.tried +
                    "). Install it with pip install 'tvm-runtime-webgpu[wgpu]' (the `wgpu` "
                    "package ships it), or set " +
-                   kLibraryEnvVar + " to a libwgpu_native.so";
+                   kLibraryEnvVar + " to a " + kDefaultLibrary;
     } else {
       out->path = found.path;
     }

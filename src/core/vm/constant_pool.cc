@@ -32,8 +32,10 @@ class HostArena {
                                               " bytes of host memory for the model's constants "
                                               "(out of memory)");
     }
+#ifdef MADV_HUGEPAGE  // Linux's transparent huge pages; macOS has no such advice
     constexpr uint64_t kHugePage = uint64_t{2} << 20;
     if (size_ >= kHugePage) madvise(p, size_, MADV_HUGEPAGE);
+#endif
     base_ = static_cast<char*>(p);
   }
   ~HostArena() { munmap(base_, size_); }

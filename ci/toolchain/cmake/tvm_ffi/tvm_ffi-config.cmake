@@ -12,9 +12,11 @@ if(NOT TVMRT_TARGET_SITE_PACKAGES)
     "-DTVMRT_TARGET_SITE_PACKAGES=<site-packages holding apache-tvm-ffi for the target>")
 endif()
 set(_tvmrt_ffi_root "${TVMRT_TARGET_SITE_PACKAGES}/tvm_ffi")
-if(NOT EXISTS "${_tvmrt_ffi_root}/lib/libtvm_ffi.so" OR NOT EXISTS "${_tvmrt_ffi_root}/include/tvm/ffi/c_api.h")
+# The macOS wheel ships tvm_ffi/lib/libtvm_ffi.dylib (install name @rpath/libtvm_ffi.dylib).
+set(_tvmrt_ffi_lib "libtvm_ffi${CMAKE_SHARED_LIBRARY_SUFFIX}")
+if(NOT EXISTS "${_tvmrt_ffi_root}/lib/${_tvmrt_ffi_lib}" OR NOT EXISTS "${_tvmrt_ffi_root}/include/tvm/ffi/c_api.h")
   message(FATAL_ERROR "no apache-tvm-ffi in ${TVMRT_TARGET_SITE_PACKAGES}: expected "
-    "tvm_ffi/lib/libtvm_ffi.so and tvm_ffi/include (install it there with pip install --target)")
+    "tvm_ffi/lib/${_tvmrt_ffi_lib} and tvm_ffi/include (install it there with pip install --target)")
 endif()
 
 # The same imported targets as the wheel's package (the wheel's include dir also holds dlpack).
@@ -24,6 +26,6 @@ target_include_directories(tvm_ffi::header INTERFACE "${_tvmrt_ffi_root}/include
 add_library(tvm_ffi::shared SHARED IMPORTED)
 target_compile_features(tvm_ffi::shared INTERFACE cxx_std_17)
 set_target_properties(tvm_ffi::shared PROPERTIES
-  IMPORTED_LOCATION "${_tvmrt_ffi_root}/lib/libtvm_ffi.so"
+  IMPORTED_LOCATION "${_tvmrt_ffi_root}/lib/${_tvmrt_ffi_lib}"
   INTERFACE_INCLUDE_DIRECTORIES "${_tvmrt_ffi_root}/include")
 set(tvm_ffi_FOUND TRUE)

@@ -18,6 +18,7 @@ _FOREIGN_MARKERS = (
     os.path.join("lib", "libtvm_compiler.so"),
     os.path.join("lib", "libtvm.so"),
     "libtvm.so",
+    "libtvm.dylib",  # apache-tvm's macOS wheel
     # tvm-runtime ships tvm/relax/__init__.py itself (the VirtualMachine alias), so the marker
     # is a file only the compiler distributions have.
     os.path.join("relax", "transform", "__init__.py"),

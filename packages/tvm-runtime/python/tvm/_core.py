@@ -1,4 +1,4 @@
-"""Locate and load ``libtvm_runtime.so`` (the core DSO of tvm-runtime).
+"""Locate and load ``libtvm_runtime.so`` (``.dylib`` on macOS: the core DSO of tvm-runtime).
 
 The core is loaded ``RTLD_GLOBAL`` because TVM-compiled libraries have no ``DT_NEEDED``
 entries: they resolve ``TVMBackend*`` and ``TVMFFI*`` symbols from the global scope.
@@ -12,8 +12,10 @@ from typing import Any
 
 import tvm_ffi  # (loads libtvm_ffi.so RTLD_GLOBAL first)
 
+from ._platform import DSO_SUFFIX
+
 LIB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
-LIB_PATH = os.path.join(LIB_DIR, "libtvm_runtime.so")
+LIB_PATH = os.path.join(LIB_DIR, f"libtvm_runtime{DSO_SUFFIX}")
 
 
 class CoreLoadError(ImportError):

@@ -13,8 +13,12 @@
 #define TVM_RUNTIME_BACKEND_VENDOR_LIBRARY_H_
 
 #include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#else
+#include <link.h>
+#endif
 
 #include <cstdlib>
 #include <initializer_list>
@@ -24,6 +28,28 @@
 
 namespace tvm_runtime {
 namespace backend {
+
+/* The file the dynamic loader opened for `handle` (a search by name may have found it anywhere);
+ * `fallback` when the loader does not say. */
+inline std::string LoadedLibraryPath(void* handle, const std::string& fallback) {
+#if defined(__APPLE__)
+  // No dlinfo on macOS: find the loaded image whose handle is this one.
+  for (uint32_t i = _dyld_image_count(); i-- > 0;) {
+    const char* image = _dyld_get_image_name(i);
+    if (image == nullptr) continue;
+    void* same = dlopen(image, RTLD_LAZY | RTLD_NOLOAD);
+    if (same == nullptr) continue;
+    dlclose(same);  // RTLD_NOLOAD took a reference
+    if (same == handle) return image;
+  }
+  return fallback;
+#else
+  struct link_map* map = nullptr;
+  return (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name[0])
+             ? map->l_name
+             : fallback;
+#endif
+}
 
 struct VendorLibrary {
   void* handle = nullptr;  // null when no candidate could be used; never dlclose'd otherwise
@@ -72,10 +98,7 @@ VendorLibrary OpenVendorLibrary(const std::vector<std::string>& candidates, Acce
       lib.tried += (lib.tried.empty() ? "" : "; ") + why;
       continue;
     }
-    struct link_map* map = nullptr;
-    lib.path = (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name[0])
-                   ? map->l_name
-                   : name;
+    lib.path = LoadedLibraryPath(handle, name);
     lib.handle = handle;
     return lib;
   }

@@ -17,6 +17,7 @@ from typing import Any, Callable, Union
 
 import tvm_ffi
 
+from .._platform import DSO_SUFFIX
 from ._dso import LOADED
 from ._hook import driver_status as _core_driver_status
 
@@ -55,7 +56,7 @@ def _conventional_library(name: str) -> str:
             f"library: give the path of the backend DSO; the default, libtvm_runtime_{name}.so "
             f"beside the hook, is only for a declaration in the hook module tvm.backend.{name}"
         )
-    return os.path.join(os.path.dirname(hook_file), f"libtvm_runtime_{name}.so")
+    return os.path.join(os.path.dirname(hook_file), f"libtvm_runtime_{name}{DSO_SUFFIX}")
 
 
 class BackendDeclaration:
