@@ -31,7 +31,9 @@ def detect_target(dev: Any) -> dict[str, Any]:
     }
 
 
-BACKEND = hook_api.declare_backend("metal", device_types=[hook_api.DeviceType.kDLMetal], detect_target=detect_target)
+BACKEND = hook_api.declare_backend(
+    "metal", device_types=[hook_api.DeviceType.kDLMetal], detect_target=detect_target
+)
 
 # apache-tvm's names.
 detect_target_from_device = detect_target
