@@ -25,7 +25,7 @@ EX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.POINTE
     ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
     ctypes.POINTER(ctypes.c_ulong))
 def arr(p, n, dt):
-    return np.ctypeslib.as_array(ctypes.cast(p, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dt))), (n // np.dtype(dt).itemsize,))
+    return np.ctypeslib.as_array(ctypes.cast(p, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dt))), (n // np.dtype(dt).itemsize,))  # noqa: E501
 def pod(p, n):
     return ctypes.string_at(p, n)
 REFS = {}
@@ -38,7 +38,7 @@ def execute(name, nb, bufs, lens, p, plen, grid, block):
     return 0
 F.fake_metal_set_executor(execute)
 def log():
-    return [l for l in F.fake_metal_log().decode().splitlines() if not l.startswith(("release", "localizedDescription"))]
+    return [l for l in F.fake_metal_log().decode().splitlines() if not l.startswith(("release", "localizedDescription"))]  # noqa: E501
 """
 
 
@@ -171,7 +171,7 @@ def test_no_device_and_no_framework(fakes):
     proc = run_python("import tvm\nprint(tvm.metal(0).exist)\n", env={**fakes, "FAKE_METAL_NO_DEVICE": "1"})
     assert proc.stdout.strip() == "False"
     proc = run_python(
-        "import tvm\nprint(tvm.metal(0).exist)\nprint(tvm.get_global_func('runtime.DeviceDriverStatus')(8))\n",
+        "import tvm\nprint(tvm.metal(0).exist)\nprint(tvm.get_global_func('runtime.DeviceDriverStatus')(8))\n",  # noqa: E501
         env={**fakes, "TVM_METAL_FRAMEWORK": "/nonexistent/Metal"},
     )
     lines = proc.stdout.strip().splitlines()
