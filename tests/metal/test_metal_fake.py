@@ -25,7 +25,8 @@ EX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.POINTE
     ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
     ctypes.POINTER(ctypes.c_ulong))
 def arr(p, n, dt):
-    return np.ctypeslib.as_array(ctypes.cast(p, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dt))), (n // np.dtype(dt).itemsize,))  # noqa: E501
+    ptr = ctypes.cast(p, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dt)))
+    return np.ctypeslib.as_array(ptr, (n // np.dtype(dt).itemsize,))
 def pod(p, n):
     return ctypes.string_at(p, n)
 REFS = {}
@@ -38,7 +39,8 @@ def execute(name, nb, bufs, lens, p, plen, grid, block):
     return 0
 F.fake_metal_set_executor(execute)
 def log():
-    return [l for l in F.fake_metal_log().decode().splitlines() if not l.startswith(("release", "localizedDescription"))]  # noqa: E501
+    skip = ("release", "localizedDescription")
+    return [l for l in F.fake_metal_log().decode().splitlines() if not l.startswith(skip)]
 """
 
 
