@@ -106,7 +106,10 @@ def _install_ours(session: nox.Session, extras: str = "all") -> None:
     if extras in ("all", "webgpu"):
         session.install(*WGPU_DEPS)
     target = f"tvm[{extras}]" if extras else "tvm"
-    session.install("--no-index", "--find-links", str(WHEELHOUSE), target)
+    # tvm-runtime-metal is released for macOS only, so tvm[all] will not pull it on Linux; the
+    # Linux wheel exists to test it against the fake Metal (tests/metal), so install it here.
+    metal = ["tvm-runtime-metal"] if extras == "all" else []
+    session.install("--no-index", "--find-links", str(WHEELHOUSE), target, *metal)
     session.run("python", "-m", "pip", "check")
 
 

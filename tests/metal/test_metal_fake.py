@@ -1,0 +1,180 @@
+"""The Metal backend on Linux, against the fake Objective-C runtime and fake Metal of
+fake_driver/: real apache-tvm 0.27 `metal` fixtures, the messages the backend sends, the
+results of the fake's CPU references and the error paths.  Each check runs in a fresh
+interpreter, since libobjc and Metal are opened once per process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ARTIFACTS, run_python
+
+HERE = Path(__file__).resolve().parent
+FAKES = HERE / "fake_driver"
+
+PRELUDE = r"""
+import ctypes, json, numpy as np, tvm
+F = ctypes.CDLL(FAKE_METAL); F.fake_metal_log.restype = ctypes.c_char_p
+EX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+    ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
+    ctypes.POINTER(ctypes.c_ulong))
+def arr(p, n, dt):
+    ptr = ctypes.cast(p, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dt)))
+    return np.ctypeslib.as_array(ptr, (n // np.dtype(dt).itemsize,))
+def pod(p, n):
+    return ctypes.string_at(p, n)
+REFS = {}
+@EX
+def execute(name, nb, bufs, lens, p, plen, grid, block):
+    ref = REFS.get(name.decode())
+    if ref is None:
+        return 1
+    ref([bufs[i] for i in range(nb)], [lens[i] for i in range(nb)], pod(p, plen) if plen else b"")
+    return 0
+F.fake_metal_set_executor(execute)
+def log():
+    skip = ("release", "localizedDescription")
+    return [l for l in F.fake_metal_log().decode().splitlines() if not l.startswith(skip)]
+"""
+
+
+@pytest.fixture(scope="module")
+def fakes(tmp_path_factory) -> dict[str, str]:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("the Metal tests need a C compiler to build the fake Metal")
+    out = tmp_path_factory.mktemp("fake_metal")
+    objc, metal = out / "libfake_objc.so", out / "libfake_metal.so"
+    subprocess.run(
+        [
+            cc,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-Wl,-soname,libfake_objc.so",
+            "-o",
+            str(objc),
+            str(FAKES / "fake_objc.c"),
+        ],
+        check=True,
+    )
+    subprocess.run(
+        [
+            cc,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-o",
+            str(metal),
+            str(FAKES / "fake_metal.c"),
+            f"-L{out}",
+            "-l:libfake_objc.so",
+            f"-Wl,-rpath,{out}",
+        ],
+        check=True,
+    )
+    return {
+        "TVM_METAL_OBJC_LIBRARY": str(objc),
+        "TVM_METAL_FRAMEWORK": str(metal),
+        "TVM_METAL_FOUNDATION": str(metal),
+        "TVM_METAL_COREGRAPHICS": str(metal),
+    }
+
+
+def run_metal(fakes: dict[str, str], body: str, **extra: str) -> dict:
+    code = f"FAKE_METAL = {fakes['TVM_METAL_FRAMEWORK']!r}\nART = {str(ARTIFACTS)!r}\n" + PRELUDE + body
+    proc = run_python(code, env={**fakes, **extra})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_add_messages_and_result(fakes):
+    r = run_metal(
+        fakes,
+        r"""
+def add(b, n, _):
+    a, x, c = (arr(b[i], n[i], "float32") for i in range(3)); c[:] = a + x
+REFS["add_kernel"] = add
+dev = tvm.metal(0)
+m = tvm.runtime.load_module(ART + "/metal/add.so")
+d = np.load(ART + "/metal/add.npz")
+a, b = tvm.runtime.tensor(d["a"], dev), tvm.runtime.tensor(d["b"], dev)
+c = tvm.runtime.empty((1024,), "float32", dev)
+F.fake_metal_log_clear()
+m["add"](a, b, c)
+np.testing.assert_allclose(c.numpy(), d["c"], rtol=1e-6)
+print(json.dumps({"log": log(), "name": dev.device_name, "threads": dev.max_threads_per_block,
+                  "smem": dev.max_shared_memory_per_block}))
+""",
+    )
+    sels = [line.split()[0] for line in r["log"]]
+    first = sels.index("alloc")
+    assert sels[first : first + 12] == [
+        "alloc", "init", "setLanguageVersion:", "setFastMathEnabled:",
+        "newLibraryWithSource:options:error:", "newFunctionWithName:",
+        "newComputePipelineStateWithFunction:error:", "commandBuffer", "computeCommandEncoder",
+        "setComputePipelineState:", "setBuffer:offset:atIndex:", "setBuffer:offset:atIndex:",
+    ]  # fmt: skip
+    assert "language=0x30000 fast_math=1" in r["log"][first + 4]
+    assert [line.split("index=")[1] for line in r["log"] if line.startswith("setBuffer")] == ["0", "1", "2"]
+    (dispatch,) = [line for line in r["log"] if line.startswith("dispatchThreadgroups")]
+    assert dispatch.endswith("grid=16,1,1 block=64,1,1")
+    assert not any(line.startswith("setBytes") for line in r["log"])
+    assert (r["name"], r["threads"], r["smem"]) == ("Fake Apple M0 GPU 0", 1024, 32768)
+
+
+def test_scalars_packed_after_buffers(fakes):
+    r = run_metal(
+        fakes,
+        r"""
+import struct
+seen = []
+def scale(b, n, p):
+    seen.append(p.hex())
+    alpha, shift = struct.unpack("<f4xq", p)
+    a, out = arr(b[0], n[0], "float32"), arr(b[1], n[1], "float32")
+    out[:] = a * np.float32(alpha) + np.float32(shift)
+REFS["scale64_kernel"] = scale
+dev = tvm.metal(0)
+m = tvm.runtime.load_module(ART + "/metal/scale64.so")
+d = np.load(ART + "/metal/scale64.npz")
+a = tvm.runtime.tensor(d["a"], dev); out = tvm.runtime.empty((300,), "float32", dev)
+F.fake_metal_log_clear()
+m["scale64"](a, -2.5, 7, out)
+np.testing.assert_allclose(out.numpy(), d["b"], rtol=1e-6)
+print(json.dumps({"log": log(), "seen": seen}))
+""",
+    )
+    (set_bytes,) = [line for line in r["log"] if line.startswith("setBytes")]
+    # alpha (float32 -2.5) in an 8-byte slot, shift (int64 7): index = number of buffers (2)
+    assert "length=16 index=2 bytes=000020c0000000000700000000000000" in set_bytes
+    assert r["seen"] == ["000020c0000000000700000000000000"]
+
+
+def test_compile_error_carries_metal_log(fakes):
+    proc = run_python(
+        f"import tvm, numpy as np\nm = tvm.runtime.load_module({str(ARTIFACTS / 'metal' / 'add.so')!r})\n"
+        "dev = tvm.metal(0)\nx = tvm.runtime.empty((1024,), 'float32', dev)\n"
+        "try:\n    m['add'](x, x, x)\nexcept RuntimeError as e:\n    print('ERR', e)\n",
+        env={
+            **fakes,
+            "FAKE_METAL_COMPILE_ERROR": "program_source:7:3: error: use of undeclared identifier 'foo'",
+        },
+    )
+    assert "undeclared identifier 'foo'" in proc.stdout and "add_kernel" in proc.stdout
+
+
+def test_no_device_and_no_framework(fakes):
+    proc = run_python("import tvm\nprint(tvm.metal(0).exist)\n", env={**fakes, "FAKE_METAL_NO_DEVICE": "1"})
+    assert proc.stdout.strip() == "False"
+    proc = run_python(
+        "import tvm\nprint(tvm.metal(0).exist)\nprint(tvm.get_global_func('runtime.DeviceDriverStatus')(8))\n",  # noqa: E501
+        env={**fakes, "TVM_METAL_FRAMEWORK": "/nonexistent/Metal"},
+    )
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "False" and "Metal.framework" in proc.stdout
