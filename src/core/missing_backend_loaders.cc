@@ -35,7 +35,6 @@ struct UnservedKind {
   const char* why;
 };
 constexpr UnservedKind kUnservedKinds[] = {
-    {"metal", "no tvm-runtime backend runs 'metal' modules yet"},
     {"c",
      "a C source module is source code, not something a runtime runs; tvm-runtime does not keep "
      "it (export the library compiled)"},

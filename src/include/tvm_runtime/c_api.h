@@ -309,6 +309,10 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   runtime.disco.*, runtime.disco.nccl.*, runtime.disco.rccl.*: Disco's worker side (the
  *       collectives compiled tensor-parallel models call, the cpu collective library) in
  *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
+ *   device_api.metal, ffi.Module.create.metal, metal.ResetGlobalState,
+ *   metal.GetProfileCounters, metal.ResetProfileCounters: the names the macOS apache-tvm
+ *       wheel's Metal DSO registers, in tvm-runtime-metal (device_api.metal returns this
+ *       backend's C device table: apache-tvm's C++ DeviceAPI object exists only in its runtime).
  *
  * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
  *     with the wheel; listed to reserve the prefixes).  The convention: a backend named <name>
@@ -334,6 +338,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.opencl.*      the OpenCL DSO: cache_info;
  *   tvm_runtime.dnnl.*        the DSO of tvm-runtime-dnnl: library_status, library_path (its
  *                             hook's library_status and diagnostics);
+ *   tvm_runtime.metal.*       the DSO of tvm-runtime-metal (none registered today);
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
