@@ -303,6 +303,11 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   runtime.disco.*, runtime.disco.nccl.*, runtime.disco.rccl.*: Disco's worker side (the
  *       collectives compiled tensor-parallel models call, the cpu collective library) in
  *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
+ *   device_api.metal, ffi.Module.create.metal: the names the Metal runtime of apache-tvm's
+ *       macOS wheel registers, in tvm-runtime-metal (device_api.metal returns the backend's
+ *       TVMRuntimeDeviceAPI table; create builds a module from (smap, fmt, fmap[, source])).
+ *   metal.ResetGlobalState, metal.GetProfileCounters, metal.ResetProfileCounters: the same
+ *       wheel's stream reset and per-device counters (dispatches, flushes, syncs, copies).
  *
  * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
  *     with the wheel; listed to reserve the prefixes).  The convention: a backend named <name>
@@ -323,6 +328,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
  *   tvm_runtime.opencl.*      the OpenCL DSO: cache_info;
+ *   tvm_runtime.metal.*       the Metal DSO (none registered today);
  *   tvm_runtime.dnnl.*        the DSO of tvm-runtime-dnnl: library_status, library_path (its
  *                             hook's library_status and diagnostics);
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
