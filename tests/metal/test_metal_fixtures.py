@@ -484,3 +484,33 @@ def test_backend_diagnostics_show_the_metal_row(metal_env):
     rows = [line for line in out.splitlines() if "metal" in line.lower()]
     assert rows, out
     assert any("Fake Apple M0 GPU 0" in line for line in out.splitlines()), out
+
+
+def test_module_create_runs_the_kernels_it_is_given(metal_env):
+    """ffi.Module.create.metal(smap, fmt, fmap): the function table and MSL of the `add`
+    fixture, split apart, make a module that compiles and runs like the loaded one."""
+    payload = embedded_module(ARTIFACTS / "metal" / "add.so", "metal").payload
+    fmt, arg_types, code = metal_payload(ARTIFACTS / "metal" / "add.so")
+    r = Reader(payload)
+    r.str_()
+    start = r.pos
+    metal_payload_end = len(payload) - sum(16 + len(k) + len(v) for k, v in code.items()) - 8
+    fmap = payload[start:metal_payload_end]
+    r = run_child(
+        metal_env,
+        f"""
+dev = tvm.metal(0)
+create = tvm.get_global_func("ffi.Module.create.metal")
+m = create({{k: v.encode("latin1") for k, v in {code!r}.items()}}, {fmt!r}, {fmap!r})
+d = np.load(ART + "/metal/add.npz")
+a, b = tvm.runtime.tensor(d["a"], dev), tvm.runtime.tensor(d["b"], dev)
+c = tvm.runtime.empty((1024,), "float32", dev)
+F.fake_metal_log_clear()
+m["add_kernel"](a, b, c, 16, 64)
+np.testing.assert_allclose(c.numpy(), d["c"], rtol=1e-6)
+print(json.dumps({{"log": log(), "source": "kernel void add_kernel" in m.inspect_source()}}))
+""",
+    )
+    assert r["source"] and list(arg_types) == ["add_kernel"]
+    (d,) = [fields(m) for m in r["log"] if m.startswith("dispatchThreadgroups")]
+    assert (d["kernel"], d["grid"], d["block"]) == ("add_kernel", "16,1,1", "64,1,1")
