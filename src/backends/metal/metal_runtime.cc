@@ -26,7 +26,7 @@ NSUInteger NewestLanguageVersion(id device) {
   return kLanguage2_3;
 }
 
-std::unique_ptr<MetalDevice> Describe(const ObjcApi& api, id device) {
+std::unique_ptr<MetalDevice> Describe(id device) {
   auto d = std::make_unique<MetalDevice>();
   d->device = device;
   d->name = msg::Name(device);
@@ -78,7 +78,7 @@ std::string MetalRuntime::Discover(backend::LazyDevices<MetalDevice>::List* out)
   }
   std::string notes;
   for (id device : devices) {
-    std::unique_ptr<MetalDevice> d = Describe(*api_, device);
+    std::unique_ptr<MetalDevice> d = Describe(device);
     id queue = msg::NewCommandQueue(device);
     if (queue == nullptr) {
       notes += "\n  device '" + d->name + "': newCommandQueue returned nil";

@@ -499,10 +499,10 @@ static void run(FCommandBuffer* cb) {
     NSUInteger grid[3] = {x->grid.width, x->grid.height, x->grid.depth};
     NSUInteger block[3] = {x->block.width, x->block.height, x->block.depth};
     const char* fail = env_text("FAKE_METAL_GPU_ERROR");
-    int rc = fail != NULL ? 1
-             : g_executor != NULL
-                 ? g_executor(x->kernel, n, contents, lengths, x->bytes, x->bytes_length, grid, block)
-                 : 0;
+    int rc = fail != NULL         ? 1
+             : g_executor != NULL ? g_executor(x->kernel, n, contents, lengths, x->bytes,
+                                               x->bytes_length, grid, block)
+                                  : 0;
     if (rc != 0 && cb->error == NULL) {
       char text[512];
       snprintf(text, sizeof(text), "%s (kernel %s)",
@@ -520,7 +520,9 @@ static void m_commit(id self, SEL _cmd) {
   cb->status = 4;  // MTLCommandBufferStatusCompleted, unless a dispatch fails
   run(cb);
 }
-static void m_wait(id self, SEL _cmd) { log_line("waitUntilCompleted command_buffer=%s", NAME(self)); }
+static void m_wait(id self, SEL _cmd) {
+  log_line("waitUntilCompleted command_buffer=%s", NAME(self));
+}
 static NSUInteger m_status(id self, SEL _cmd) { return ((FCommandBuffer*)self)->status; }
 static id m_error(id self, SEL _cmd) {
   FCommandBuffer* cb = self;
@@ -683,7 +685,6 @@ __attribute__((constructor)) static void define_classes(void) {
   METHOD(ComputeEncoder, "dispatchThreadgroups:threadsPerThreadgroup:", m_dispatch);
   METHOD(ComputeEncoder, "endEncoding", m_end_encoding);
   BlitEncoder = fake_objc_class("FakeMTLBlitCommandEncoder", NSObject);
-  METHOD(BlitEncoder,
-         "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:", m_copy);
+  METHOD(BlitEncoder, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:", m_copy);
   METHOD(BlitEncoder, "endEncoding", m_end_encoding);
 }

@@ -211,8 +211,10 @@ static void* lookup(id self, SEL sel, int via_stret) {
   if (self == NULL) return (void*)nil_imp;
   FakeObject* obj = self;
   if (obj->magic != FAKE_OBJC_MAGIC) {
-    fprintf(stderr, "fake objc: objc_msgSend%s to %p, which is not an object (selector %p): "
-            "wrong prototype or entry point\n", via_stret ? "_stret" : "", self, (void*)sel);
+    fprintf(stderr,
+            "fake objc: objc_msgSend%s to %p, which is not an object (selector %p): "
+            "wrong prototype or entry point\n",
+            via_stret ? "_stret" : "", self, (void*)sel);
     abort();
   }
   for (FakeClass* cls = obj->isa; cls != NULL; cls = cls->super) {
@@ -248,28 +250,27 @@ __attribute__((visibility("hidden"), used)) void* fake_objc_lookup_stret(id self
 #if defined(__x86_64__)
 /* Saves rdi, rsi, rdx, rcx, r8, r9, rax (the vector-register count of variadic calls) and
  * xmm0-7 in a frame that keeps rsp 16-byte aligned at the call (entry: rsp = 8 mod 16). */
-#define FAKE_SAVE                                                                            \
-  "  subq $200, %rsp\n"                                                                      \
-  "  movq %rdi, 0(%rsp)\n  movq %rsi, 8(%rsp)\n  movq %rdx, 16(%rsp)\n"                     \
+#define FAKE_SAVE                                                                              \
+  "  subq $200, %rsp\n"                                                                        \
+  "  movq %rdi, 0(%rsp)\n  movq %rsi, 8(%rsp)\n  movq %rdx, 16(%rsp)\n"                        \
   "  movq %rcx, 24(%rsp)\n  movq %r8, 32(%rsp)\n  movq %r9, 40(%rsp)\n  movq %rax, 48(%rsp)\n" \
-  "  movdqu %xmm0, 56(%rsp)\n  movdqu %xmm1, 72(%rsp)\n  movdqu %xmm2, 88(%rsp)\n"          \
-  "  movdqu %xmm3, 104(%rsp)\n  movdqu %xmm4, 120(%rsp)\n  movdqu %xmm5, 136(%rsp)\n"       \
+  "  movdqu %xmm0, 56(%rsp)\n  movdqu %xmm1, 72(%rsp)\n  movdqu %xmm2, 88(%rsp)\n"             \
+  "  movdqu %xmm3, 104(%rsp)\n  movdqu %xmm4, 120(%rsp)\n  movdqu %xmm5, 136(%rsp)\n"          \
   "  movdqu %xmm6, 152(%rsp)\n  movdqu %xmm7, 168(%rsp)\n"
-#define FAKE_RESTORE_AND_JUMP                                                                \
-  "  movq %rax, %r11\n"                                                                      \
-  "  movq 0(%rsp), %rdi\n  movq 8(%rsp), %rsi\n  movq 16(%rsp), %rdx\n"                     \
+#define FAKE_RESTORE_AND_JUMP                                                                  \
+  "  movq %rax, %r11\n"                                                                        \
+  "  movq 0(%rsp), %rdi\n  movq 8(%rsp), %rsi\n  movq 16(%rsp), %rdx\n"                        \
   "  movq 24(%rsp), %rcx\n  movq 32(%rsp), %r8\n  movq 40(%rsp), %r9\n  movq 48(%rsp), %rax\n" \
-  "  movdqu 56(%rsp), %xmm0\n  movdqu 72(%rsp), %xmm1\n  movdqu 88(%rsp), %xmm2\n"          \
-  "  movdqu 104(%rsp), %xmm3\n  movdqu 120(%rsp), %xmm4\n  movdqu 136(%rsp), %xmm5\n"       \
-  "  movdqu 152(%rsp), %xmm6\n  movdqu 168(%rsp), %xmm7\n"                                  \
-  "  addq $200, %rsp\n"                                                                      \
+  "  movdqu 56(%rsp), %xmm0\n  movdqu 72(%rsp), %xmm1\n  movdqu 88(%rsp), %xmm2\n"             \
+  "  movdqu 104(%rsp), %xmm3\n  movdqu 120(%rsp), %xmm4\n  movdqu 136(%rsp), %xmm5\n"          \
+  "  movdqu 152(%rsp), %xmm6\n  movdqu 168(%rsp), %xmm7\n"                                     \
+  "  addq $200, %rsp\n"                                                                        \
   "  jmp *%r11\n"
 __asm__(
     ".text\n"
     ".globl objc_msgSend\n"
     ".type objc_msgSend, @function\n"
-    "objc_msgSend:\n" FAKE_SAVE
-    "  call fake_objc_lookup\n" FAKE_RESTORE_AND_JUMP
+    "objc_msgSend:\n" FAKE_SAVE "  call fake_objc_lookup\n" FAKE_RESTORE_AND_JUMP
     ".size objc_msgSend, .-objc_msgSend\n"
     /* objc_msgSend_stret(void* result, id self, SEL sel, ...): the receiver is the 2nd arg. */
     ".globl objc_msgSend_stret\n"

@@ -19,7 +19,7 @@ struct FakeObject {
   FakeClass* isa;  // first, as in every Objective-C object
   uint32_t magic;  // FAKE_OBJC_MAGIC: anything else is not an object (a bad prototype)
   int32_t refcount;
-  uint64_t serial;  // numbers objects in the log
+  uint64_t serial;                    // numbers objects in the log
   void (*dealloc)(FakeObject* self);  // frees what the object owns (may be NULL)
 };
 
