@@ -39,14 +39,27 @@ def test_installed_core_carries_the_release_train_extras():
     dist = md.distribution("tvm-runtime")
     provided = set(dist.metadata.get_all("Provides-Extra") or [])
     requires = dist.requires or []
+    from packaging.requirements import Requirement
+
+    installed = [Requirement(r) for r in requires]
     for extra, requirements in release_train.extras().items():
         assert extra in provided, extra
         for requirement in requirements:
-            assert any(r.replace(" ", "").startswith(requirement) and extra in r for r in requires), (
-                extra,
-                requirement,
-                requires,
-            )
+            # The metadata states the declared requirement, its platform marker (if any) joined
+            # with `extra == ...`: the same on every platform, present only under its extra.
+            wanted = Requirement(requirement)
+            found = [
+                r
+                for r in installed
+                if (r.name, r.extras, r.specifier) == (wanted.name, wanted.extras, wanted.specifier)
+                and r.marker is not None
+                and r.marker.evaluate({"extra": extra})
+            ]
+            assert found, (extra, requirement, requires)
+            for platform in ("linux", "darwin"):
+                env = {"extra": extra, "sys_platform": platform}
+                expected = wanted.marker is None or wanted.marker.evaluate(env)
+                assert found[0].marker.evaluate(env) == expected, (extra, platform, found[0])
 
 
 def _specifiers(requirement: str) -> set[str]:
