@@ -128,7 +128,7 @@ def test_corrupted_params_say_what_is_wrong_with_which_tensor(tmp_path):
 def test_global_functions_and_enabled():
     assert tvm.get_global_func("runtime.GetDeviceAttr") is not None
     assert tvm.runtime.enabled("llvm") and tvm.runtime.enabled("cpu")
-    assert not tvm.runtime.enabled("metal")
+    assert not tvm.runtime.enabled("hexagon")  # no tvm-runtime wheel serves it
     assert tvm.runtime.num_threads() >= 1
 
     @tvm.register_global_func("testing.add_one", override=True)

@@ -82,7 +82,7 @@ def test_kind_without_backend_names_the_wheel_or_says_none_serves_it():
         import json, tvm
         from tvm.target.detect_target import detect_target_from_device
         out = {}
-        for dev in ("opencl", "metal"):
+        for dev in ("opencl", "metal", "hexagon"):
             try:
                 detect_target_from_device(dev)
             except ValueError as err:
@@ -94,7 +94,9 @@ def test_kind_without_backend_names_the_wheel_or_says_none_serves_it():
     out = json.loads(proc.stdout)
     assert "pip install tvm-runtime-opencl" in out["opencl"]
     assert "no target detector for device kind `metal`" in out["metal"]
-    assert "no installed backend serves it" in out["metal"] and "cpu" in out["metal"]
+    assert "pip install tvm-runtime-metal" in out["metal"]
+    assert "no target detector for device kind `hexagon`" in out["hexagon"]
+    assert "no installed backend serves it" in out["hexagon"] and "cpu" in out["hexagon"]
 
 
 def test_register_validates_and_last_registration_wins():

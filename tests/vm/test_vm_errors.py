@@ -182,9 +182,9 @@ def test_device_without_backend_names_the_wheel():
 
 
 def test_device_no_wheel_serves_says_so():
-    # No wheel of the release train serves Metal yet: the error must not invent one to install.
+    # No wheel of the release train serves Hexagon: the error must not invent one to install.
     with pytest.raises(RuntimeError, match="No tvm-runtime backend exists for this device type yet"):
-        VirtualMachine(tvm.runtime.load_module(str(MLP)), tvm.metal(0))
+        VirtualMachine(tvm.runtime.load_module(str(MLP)), tvm.hexagon(0))
 
 
 def test_bad_vm_arguments():

@@ -262,6 +262,12 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       evaluator (runtime.RPCTimeEvaluator) times each round on the device: timer("start"),
  *       the calls, timer("stop"), then timer("elapsed_ns") -> int, which waits for the stop.
  *       Without it a round is timed on the host clock between two stream_sync calls.
+ *   runtime.library_provider.<stem>  (str soname) -> None                     since 1.3
+ *       Optional.  When dlopen of an artifact fails because a library its host code links
+ *       (DT_NEEDED <soname>, e.g. libcudart.so.12 for CUTLASS kernels) is missing, the core
+ *       calls the provider for the soname's stem ("libcudart"), which loads that library into
+ *       the process (from its pip wheel) or raises naming what to install, and opens the
+ *       artifact once more.  tvm-runtime-cuda provides libcudart.
  *
  * 4b. Registered by the core, relied on by the Python hooks of the backend wheels
  *     (tvm.backend.<name>) and the loader in tvm.backend:
@@ -303,11 +309,10 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   runtime.disco.*, runtime.disco.nccl.*, runtime.disco.rccl.*: Disco's worker side (the
  *       collectives compiled tensor-parallel models call, the cpu collective library) in
  *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
- *   device_api.metal, ffi.Module.create.metal: the names the Metal runtime of apache-tvm's
- *       macOS wheel registers, in tvm-runtime-metal (device_api.metal returns the backend's
- *       TVMRuntimeDeviceAPI table; create builds a module from (smap, fmt, fmap[, source])).
- *   metal.ResetGlobalState, metal.GetProfileCounters, metal.ResetProfileCounters: the same
- *       wheel's stream reset and per-device counters (dispatches, flushes, syncs, copies).
+ *   device_api.metal, ffi.Module.create.metal, metal.ResetGlobalState,
+ *   metal.GetProfileCounters, metal.ResetProfileCounters: the names the macOS apache-tvm
+ *       wheel's Metal DSO registers, in tvm-runtime-metal (device_api.metal returns this
+ *       backend's C device table: apache-tvm's C++ DeviceAPI object exists only in its runtime).
  *
  * 4e. Private to one wheel (its DSO and its own Python hook ship together, so they may change
  *     with the wheel; listed to reserve the prefixes).  The convention: a backend named <name>
@@ -316,11 +321,14 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
  *                             cache_dir, cache_info, driver_info, event_*
- *                             (tvm_runtime/backend/gpu_events.h);
+ *                             (tvm_runtime/backend/gpu_events.h), cublaslt_status,
+ *                             cudnn_status;
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
- *                             first runtime compile: (int driver_major) -> list[dict], and
+ *                             first runtime compile: (int driver_major) -> list[dict],
  *                             locate_nccl, called when a Disco session first initialises
- *                             NCCL: () -> list[str] of paths;
+ *                             NCCL: () -> list[str] of paths, and locate_library, called when
+ *                             cuBLASLt, cuDNN or the CUDA runtime is first needed:
+ *                             (str name) -> list[str] of paths;
  *   tvm_runtime.rocm.*        the ROCm DSO: describe_module, describe_code_object, driver_info,
  *                             event_*;
  *   tvm_runtime.vulkan.*      the Vulkan DSO: device_stats, validation_messages,
@@ -328,9 +336,9 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.webgpu.*      the WebGPU DSO: set_library_candidates (called by its hook with
  *                             the wgpu-native libraries it found), adapter_info, device_stats;
  *   tvm_runtime.opencl.*      the OpenCL DSO: cache_info;
- *   tvm_runtime.metal.*       the Metal DSO (none registered today);
  *   tvm_runtime.dnnl.*        the DSO of tvm-runtime-dnnl: library_status, library_path (its
  *                             hook's library_status and diagnostics);
+ *   tvm_runtime.metal.*       the DSO of tvm-runtime-metal (none registered today);
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
