@@ -9,6 +9,8 @@
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
     nox -s stress  many-thread stress of every device, bounded: `nox -s stress -- 120` -> results/stress.md
+    nox -s byoc-fixtures  apache-tvm built from source with its DNNL/cuBLAS/cuDNN codegens (cached
+                   outside the repo) regenerates tests/artifacts/byoc_compiled
 
 Set TVM_REUSE_WHEELHOUSE=1 to skip rebuilding when dist/wheelhouse is already complete.
 """
@@ -186,6 +188,18 @@ def stress(session: nox.Session) -> None:
         *("--seconds", seconds, "--out", str(RESULTS / "stress.md"), "--json", str(RESULTS / "stress.json")),
         env={"TVM_REPO_ROOT": str(ROOT)},
     )
+
+
+@nox.session(name="byoc-fixtures", venv_backend="none")
+def byoc_fixtures(session: nox.Session) -> None:
+    """Not in the default sessions (the first build takes about an hour on 2 cores; later runs
+    are incremental): build apache-tvm from source with its external codegens, cached under
+    $TVM_SOURCE_COMPILER_CACHE (default ~/.cache/tvm-runtime), then regenerate
+    tests/artifacts/byoc_compiled with it. `-- --tvm-git DIR` takes apache/tvm from a local git
+    directory instead of GitHub."""
+    compiler = ROOT / "tests" / "artifacts" / "compiler" / "build_apache_tvm.py"
+    generator = ROOT / "tests" / "artifacts" / "generate_byoc_compiled.py"
+    session.run(sys.executable, str(compiler), *session.posargs, "--run", str(generator), external=True)
 
 
 @nox.session

@@ -772,6 +772,52 @@ def run_vm_cpu(mod: tvm.runtime.Module, call: Call, is_tuple: bool) -> dict[str,
     return {k: r.numpy() for k, r in zip(call.outputs, results, strict=True)}
 
 
+def check_model_on_cpu(out: Path, case: ModelCase) -> None:
+    """The reference a GPU model artifact is verified against: the same Relax model compiled for
+    the CPU, run on apache-tvm's VM and checked against numpy (the CPU copy is not kept)."""
+    cpu_path = out / f"_{case.name}_cpu_ref.so"
+    tvm.compile(case.mod, target=make_target("cpu")).export_library(str(cpu_path))
+    cpu = tvm.runtime.load_module(str(cpu_path))
+    for call in case.calls:
+        label = f"{case.name} (cpu reference)"
+        check(label, run_vm_cpu(cpu, call, case.output_is_tuple), call, case.rtol, case.atol)
+    cpu_path.unlink()
+
+
+def gpu_model_entry(
+    out: Path, case: ModelCase, built: Any, target: str, details: Callable[..., dict[str, Any]]
+) -> dict[str, Any]:
+    """Writes a GPU model artifact (``<out.name>/<case>.so`` and its npz) and returns its manifest
+    entry; ``details(out, rel_so, built)`` adds what the backend's generator knows (device module,
+    kernels)."""
+    rel_so, rel_npz = f"{out.name}/{case.name}.so", f"{out.name}/{case.name}.npz"
+    built.export_library(str(out.parent / rel_so))
+    save_npz(out.parent / rel_npz, merged_arrays(case.calls))
+    print(f"  {rel_so:24s} {(out.parent / rel_so).stat().st_size:8d} bytes")
+    description = case.description + "; default pipeline (dlight GPU schedules)"
+    entry = vm_case_entry(case, target, rel_so, rel_npz, description, "cpu-equivalent")
+    return {**entry, **details(out, rel_so, built)}
+
+
+def vm_case_entry(
+    case: ModelCase, target: str, rel_so: str, rel_npz: str, description: str, verified: str
+) -> dict[str, Any]:
+    """The manifest fields every Relax model artifact has (tests/artifacts/README.md)."""
+    return {
+        "name": case.name,
+        "target": target,
+        "kind_of_case": "vm",
+        "file": rel_so,
+        "function": "main",
+        "output_is_tuple": case.output_is_tuple,
+        "calls": [call_json(rel_npz, c, vm=True) for c in case.calls],
+        "rtol": case.rtol,
+        "atol": case.atol,
+        "description": description,
+        "verified": verified,
+    }
+
+
 # --------------------------------------------------------------------------------------
 # Optional: run the OpenCL kernels on a CPU OpenCL implementation (PoCL) via pyopencl
 # --------------------------------------------------------------------------------------
@@ -964,20 +1010,8 @@ def build_models(out: Path, manifest: list[dict[str, Any]]) -> None:
                         case.atol,
                     )
                 verified = "artifact"
-            entry: dict[str, Any] = {
-                "name": case.name,
-                "target": target,
-                "kind_of_case": "vm",
-                "file": rel_so,
-                "function": "main",
-                "output_is_tuple": case.output_is_tuple,
-                "calls": [call_json(rel_npz, c, vm=True) for c in case.calls],
-                "rtol": case.rtol,
-                "atol": case.atol,
-                "description": case.description,
-                "verified": verified,
-                **symbol_info(out / rel_so),
-            }
+            entry = vm_case_entry(case, target, rel_so, rel_npz, case.description, verified)
+            entry.update(symbol_info(out / rel_so))
             entry.update(inspect_built(built.mod))
             manifest.append(entry)
             print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")

@@ -131,40 +131,9 @@ def build_kernels(out: Path, manifest: list[dict[str, Any]]) -> None:
 
 def build_models(out: Path, manifest: list[dict[str, Any]]) -> None:
     for case in g.model_cases():
-        cpu = tvm.runtime.load_module  # the CPU model is the reference run on apache-tvm's VM
-        built_cpu = tvm.compile(case.mod, target=g.make_target("cpu"))
-        cpu_path = out / f"_{case.name}_cpu_ref.so"
-        built_cpu.export_library(str(cpu_path))
-        for call in case.calls:
-            g.check(
-                f"{case.name} (cpu reference)",
-                g.run_vm_cpu(cpu(str(cpu_path)), call, case.output_is_tuple),
-                call,
-                case.rtol,
-                case.atol,
-            )
-        cpu_path.unlink()
+        g.check_model_on_cpu(out, case)
         built = tvm.compile(case.mod, target=make_target())
-        rel_so, rel_npz = f"webgpu/{case.name}.so", f"webgpu/{case.name}.npz"
-        built.export_library(str(out.parent / rel_so))
-        g.save_npz(out.parent / rel_npz, g.merged_arrays(case.calls))
-        manifest.append(
-            {
-                "name": case.name,
-                "target": TARGET,
-                "kind_of_case": "vm",
-                "file": rel_so,
-                "function": "main",
-                "output_is_tuple": case.output_is_tuple,
-                "calls": [g.call_json(rel_npz, c, vm=True) for c in case.calls],
-                "rtol": case.rtol,
-                "atol": case.atol,
-                "description": case.description + "; default pipeline (dlight GPU schedules)",
-                "verified": "cpu-equivalent",
-                **entry_common(out, rel_so, built),
-            }
-        )
-        print(f"  {rel_so:24s} {(out.parent / rel_so).stat().st_size:8d} bytes")
+        manifest.append(g.gpu_model_entry(out, case, built, TARGET, entry_common))
 
 
 def main(argv: list[str] | None = None) -> int:

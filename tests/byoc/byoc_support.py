@@ -16,8 +16,18 @@ import pytest
 from conftest import ARTIFACTS
 
 BYOC = ARTIFACTS / "byoc"
-MANIFEST: dict[str, Any] = json.loads((BYOC / "manifest.json").read_text())
-EXPECTED = np.load(BYOC / "expected.npz")
+
+
+def fixture_set(name: str) -> tuple[Any, dict[str, Any], Any]:
+    """(directory, manifest, expected.npz) of tests/artifacts/<name>: ``byoc`` (hand-assembled
+    payloads, generate_byoc.py) or ``byoc_compiled`` (apache-tvm's own codegens,
+    generate_byoc_compiled.py)."""
+    directory = ARTIFACTS / name
+    manifest = json.loads((directory / "manifest.json").read_text())
+    return directory, manifest, np.load(directory / "expected.npz")
+
+
+_, MANIFEST, EXPECTED = fixture_set("byoc")
 TENSOR_MAGIC = 0xDD5E40F096B4A13F
 DTYPE_CODES = {"float32": (2, 32), "int32": (0, 32), "float64": (2, 64)}
 

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from backend_testing import build_fake_library, parse_log
-from byoc_support import MANIFEST
+from byoc_support import fixture_set
 
 from conftest import REPO, run_python
 
@@ -50,21 +50,26 @@ def result(**kw):
 """
 
 
-def run_artifact(fakes: dict[str, str], vendor: str, artifact: str, prefix: str, **env: str) -> dict:
-    """Runs every function of a fixture artifact twice on its inputs from expected.npz (those
-    named ``<prefix>:<function>:<input>``); returns the outputs, the vendor log of each function,
-    the vendor's live objects at the end and its status."""
-    functions = MANIFEST["artifacts"][artifact]["functions"]
+def run_artifact(
+    fakes: dict[str, str], vendor: str, artifact: str, prefix: str, fixtures: str = "byoc", **env: str
+) -> dict:
+    """Runs every function of a fixture artifact (in tests/artifacts/<fixtures>) twice on its
+    inputs from that directory's expected.npz (those named ``<prefix>:<function>:<input>``);
+    returns the outputs, the vendor log of each function, the vendor's live objects at the end
+    and its status."""
+    directory, manifest, _ = fixture_set(fixtures)
+    functions = manifest["artifacts"][artifact]["functions"]
     status = {"cublaslt": "cublaslt_status", "cudnn": "cudnn_status"}[vendor]
     body = f"""
-    mod = tvm.runtime.load_module(str(BYOC / {artifact!r}))
+    mod = tvm.runtime.load_module({str(directory / artifact)!r})
     vm = tvm.runtime.vm.VirtualMachine(mod, dev)
+    expected = np.load({str(directory / "expected.npz")!r})
     outs, logs = {{}}, {{}}
     for func in {functions!r}:
         args = []
-        for key in EXPECTED.files:
+        for key in expected.files:
             if key.startswith(f"{prefix}:{{func}}:"):
-                a = EXPECTED[key]
+                a = expected[key]
                 args.append(raw_on_device(a, "float8_e4m3fn") if func == "dequantize" else on_device(a))
         before = len(log())
         for _ in range(2):  # the second call reuses the thread's handle and workspace
