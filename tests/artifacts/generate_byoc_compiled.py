@@ -31,6 +31,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 import tvm
@@ -39,6 +40,7 @@ from tvm.relax.dpl import make_fused_bias_activation_pattern
 
 HERE = Path(__file__).resolve().parent
 RNG = np.random.default_rng(2027)
+DQ_SCALE = 0.5
 
 # Most specific first: FuseOpsByPattern takes the first pattern that matches a root.
 PATTERNS = [
@@ -180,7 +182,7 @@ def gelu_tanh(v):
 
 
 def cublas_cases(bb: relax.BlockBuilder) -> list[Case]:
-    """partition_for_cublas' patterns; weights are inputs (its default: no constants bound)."""
+    """partition_for_cublas' patterns; weights are inputs."""
     mm = relax.op.matmul
     f64 = lambda c: {k: v.astype("float64") for k, v in c.inputs.items()}  # noqa: E731
     cases = []
@@ -244,6 +246,28 @@ def cublas_cases(bb: relax.BlockBuilder) -> list[Case]:
     )
     emit(bb, c, lambda x, w: mm(x, w, out_dtype="int32"))
     c.ref = c.inputs["x"].astype("int32") @ c.inputs["w"].astype("int32")
+    cases.append(c)
+
+    # apache-tvm's own fp8 cuBLAS test model: the scale is a constant the codegen turns into the
+    # kernel's dq_scale attribute (zero point 0), hence the constants bound for this module.
+    fp8 = ml_dtypes.float8_e4m3fn
+    c = Case(
+        "dequantize",
+        "fp8 e4m3 matmul with a transposed weight, dequantized to fp16 (scale 0.5)",
+        {"x": RNG.uniform(-2, 2, (16, 32)).astype(fp8), "w": RNG.uniform(-2, 2, (64, 32)).astype(fp8)},
+    )
+    emit(
+        bb,
+        c,
+        lambda x, w: relax.op.dequantize(
+            bb.emit(mm(x, bb.emit(relax.op.permute_dims(w)), out_dtype="float32")),
+            relax.const(DQ_SCALE, "float16"),
+            relax.const(0.0, "float16"),
+            axis=-1,
+            out_dtype="float16",
+        ),
+    )
+    c.ref = (DQ_SCALE * (f64(c)["x"] @ f64(c)["w"].T)).astype("float16")
     cases.append(c)
     return cases
 
@@ -333,7 +357,9 @@ def dnnl_small_cnn_bound_weights(bb: relax.BlockBuilder) -> list[Case]:
 def partition_cublas(mod: tvm.IRModule) -> tvm.IRModule:
     from tvm.relax.backend.cuda.cublas import partition_for_cublas
 
-    return partition_for_cublas(mod)
+    # Only the dequantize case has constants (its scale and zero point), which its pattern
+    # requires bound; every other case's weights are inputs.
+    return partition_for_cublas(mod, bind_constants=True)
 
 
 def partition_cudnn(mod: tvm.IRModule) -> tvm.IRModule:
@@ -443,8 +469,10 @@ def build_artifact(art: Artifact, out_dir: Path, expected: dict[str, np.ndarray]
             print(f"{art.file}: the source build's own runtime fails: {vm_error}")
     for c in cases:
         assert c.ref is not None
-        for k, v in c.inputs.items():
-            expected[f"{art.prefix}:{c.name}:{k}"] = v
+        for k, v in c.inputs.items():  # fp8 as its bytes: numpy has no float8
+            expected[f"{art.prefix}:{c.name}:{k}"] = (
+                v.view(np.uint8) if v.dtype == ml_dtypes.float8_e4m3fn else v
+            )
         ref_dtype = "float32" if c.ref.dtype == np.float64 else str(c.ref.dtype)
         expected[f"{art.prefix}_out:{c.name}"] = c.ref.astype(ref_dtype)
         info: dict[str, Any] = {

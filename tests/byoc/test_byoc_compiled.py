@@ -20,7 +20,7 @@ import tvm.backend.dnnl  # noqa: F401
 DIR, MANIFEST, EXPECTED = fixture_set("byoc_compiled")
 ARTIFACTS = MANIFEST["artifacts"]
 # cuBLASLt's epilogue codes (cublasLt.h) for the composites' suffixes.
-EPILOGUE = {"": "1", "_bias": "4", "_bias_relu": "6", "_bias_gelu": "36"}
+EPILOGUE = {"": "1", "_bias": "4", "_bias_relu": "6", "_bias_gelu": "36", "_dequantize": "1"}
 CUDNN_FUSED = "cudnnConvolutionBiasActivationForward"
 
 
@@ -122,6 +122,8 @@ def test_cublas_artifact_matches_numpy_with_the_compilers_epilogues(fakes):
         assert len(matmuls) == 2 * len(composites), text  # two runs
         epilogues = [EPILOGUE[c.split("matmul", 1)[1].replace("_transposed", "")] for c in composites]
         assert [m["epilogue"] for m in matmuls[: len(composites)]] == epilogues, (func, text)
+        if func == "dequantize":  # fp8 operands, the codegen's dq_scale as alpha
+            assert matmuls[0]["ab_type"] == "28" and float(matmuls[0]["alpha"]) == 0.5, text
     assert r["live"] == 2  # this thread's handle and preference on device 0
 
 
