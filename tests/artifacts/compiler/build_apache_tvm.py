@@ -173,6 +173,11 @@ def build_cuda_codegen_addon(src: Path, build_dir: Path, python: Path, jobs: int
     """``libtvm_cuda_codegens.so``: ``relax.ext.cublas``/``relax.ext.cudnn`` and
     ``runtime.CublasJSONRuntimeCreate``/``runtime.cuDNNJSONRuntimeCreate``, loaded by the
     generator after ``import tvm``."""
+    if not (CUDA_HOME / "include" / "cuda_runtime.h").exists() or not (CUDA_HOME / "lib64").is_dir():
+        sys.exit(
+            f"the cuBLAS/cuDNN codegen add-on needs the CUDA toolkit (headers, libcudart) at "
+            f"{CUDA_HOME}: set CUDA_HOME"
+        )
     site = Path(
         subprocess.run(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
