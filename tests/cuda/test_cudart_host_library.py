@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 from cuda_support import HERE, build_fake_driver
@@ -94,8 +95,16 @@ print("RESULT:" + json.dumps({"count": count, "dst": dst.numpy().tolist(), "log"
 """
 
 
+def _without_cudart(search_path: str) -> str:
+    """The tests' premise is that a plain dlopen finds no libcudart: drop the folders that hold
+    one (the sanitizer run puts the pip NVIDIA folders on LD_LIBRARY_PATH for NVRTC)."""
+    dirs = [d for d in search_path.split(os.pathsep) if d]
+    return os.pathsep.join(d for d in dirs if not list(Path(d).glob("libcudart.so*")))
+
+
 def run(built, **env) -> dict:
     full = {
+        "LD_LIBRARY_PATH": _without_cudart(os.environ.get("LD_LIBRARY_PATH", "")),
         "TVM_CUDA_DRIVER_LIBRARY": built["driver"],
         "FAKE_CUDA_DEVICES": "2",
         "HOST_LIB": built["host"],
