@@ -86,19 +86,23 @@ static void Record(const char* fmt, ...) {
   pthread_mutex_unlock(&g_mu);
 }
 
-static int CurrentDevice(void) {
-  static int (*query)(void) = NULL;
-  static int looked = 0;
-  if (!looked) {
-    looked = 1;
-    const char* lib = getenv("FAKE_NCCL_DEVICE_LIBRARY");
-    const char* sym = getenv("FAKE_NCCL_DEVICE_SYMBOL");
-    if (lib && sym) {
-      void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-      if (h) query = (int (*)(void))dlsym(h, sym);
-    }
+/* The device query is looked up once for all ranks: worker threads call this concurrently, and
+ * an unsynchronized lazy lookup let a second thread see "looked up" before the pointer was set. */
+static int (*g_device_query)(void) = NULL;
+static pthread_once_t g_device_query_once = PTHREAD_ONCE_INIT;
+
+static void LookUpDeviceQuery(void) {
+  const char* lib = getenv("FAKE_NCCL_DEVICE_LIBRARY");
+  const char* sym = getenv("FAKE_NCCL_DEVICE_SYMBOL");
+  if (lib && sym) {
+    void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    if (h) g_device_query = (int (*)(void))dlsym(h, sym);
   }
-  return query ? query() : -1;
+}
+
+static int CurrentDevice(void) {
+  pthread_once(&g_device_query_once, LookUpDeviceQuery);
+  return g_device_query ? g_device_query() : -1;
 }
 
 static size_t DtypeBytes(int dtype) {
