@@ -9,6 +9,9 @@
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
     nox -s stress  many-thread stress of every device, bounded: `nox -s stress -- 120` -> results/stress.md
+    nox -s gpu-check  the prepared GPU check: fill .gpu-carry (wheels, loaders, apache-tvm runtime-only)
+                   and run ci/gpu_check/run.py here on the fake CUDA driver (`-- --fake`, the default)
+                   -> results/gpu-check/summary.md; on a GPU machine run that script directly
     nox -s byoc-fixtures  apache-tvm built from source with its DNNL/cuBLAS/cuDNN codegens (cached
                    outside the repo) regenerates tests/artifacts/byoc_compiled
 
@@ -187,6 +190,31 @@ def stress(session: nox.Session) -> None:
         str(ROOT / "tests" / "faults" / "stress.py"),
         *("--seconds", seconds, "--out", str(RESULTS / "stress.md"), "--json", str(RESULTS / "stress.json")),
         env={"TVM_REPO_ROOT": str(ROOT)},
+    )
+
+
+@nox.session(name="gpu-check")
+def gpu_check(session: nox.Session) -> None:
+    """Prepare the offline GPU check's carry folder and prove the check here on the fake driver.
+
+    On the lent GPU machine (no network) the same check is one command over the carried folder:
+    `python3 ci/gpu_check/run.py --carry .gpu-carry --out "$OUT"` (docs/gpu-check.md)."""
+    _install_system_deps(session)
+    _build_wheels(session)
+    session.install(TVM_FFI, "numpy", "pytest", *NVRTC_DEPS)
+    carry = ROOT / ".gpu-carry"
+    session.run(
+        "python",
+        str(ROOT / "ci" / "gpu_check" / "prepare.py"),
+        "--wheelhouse",
+        str(WHEELHOUSE),
+        "--carry",
+        str(carry),
+    )
+    args = session.posargs or ["--fake"]
+    out = RESULTS / "gpu-check"
+    session.run(
+        "python", str(ROOT / "ci" / "gpu_check" / "run.py"), "--carry", str(carry), "--out", str(out), *args
     )
 
 

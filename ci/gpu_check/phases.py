@@ -1,0 +1,23 @@
+"""What the prepared GPU check runs, and how long each phase may take (seconds).
+
+The whole check must end well inside the device tool's 10-minute command limit (target: 8 minutes
+including installation), so the most valuable phase runs first and every phase is bounded.
+"""
+
+from __future__ import annotations
+
+# Every test of the suite that touches CUDA: the GPU-only ones (they skip without a device) and
+# the fake-driver ones, which also run there as a check of the fakes against a real machine.
+CUDA_TESTS = [
+    "tests/cuda",
+    "tests/byoc/test_cuda_byoc_gpu.py",
+    "tests/byoc/test_cublas_json.py",
+    "tests/byoc/test_cudnn_json.py",
+    "tests/core/test_target_detect.py",
+    "tests/faults/test_fault_kernel_build.py",
+]
+
+# The other GPU backends on NVIDIA's drivers (OpenCL ICD, Vulkan ICD; WebGPU through Vulkan).
+OTHER_GPU_TESTS = ["tests/opencl", "tests/vulkan", "tests/webgpu"]
+
+PHASE_SECONDS = {"cuda": 210, "bench": 120, "other": 120}
