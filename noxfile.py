@@ -5,6 +5,7 @@
     nox -s demo    build, install, run a TVM-compiled artifact on every available device
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
     nox -s lint    ruff + clang-format
+    nox -s docs    the docs site (mkdocs, strict, internal link and anchor check) -> dist/docs
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
@@ -27,7 +28,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = False
-nox.options.sessions = ["lint", "aarch64", "tests"]
+nox.options.sessions = ["lint", "docs", "aarch64", "tests"]
 
 ROOT = Path(__file__).resolve().parent
 DIST = ROOT / "dist"
@@ -50,6 +51,8 @@ TVM_FFI = release_train.tvm_ffi_requirement()
 # ci/build_wheels.py builds with zig's clang for glibc 2.28 (x86_64 and aarch64 from this host).
 BUILD_TOOLS = [*pins.group("build"), TVM_FFI]
 LINT_TOOLS = pins.group("lint")
+DOCS_TOOLS = pins.group("docs")
+CHART_TOOLS = pins.group("charts")
 # The tests build the template backend (scikit-build-core, cmake, ninja) and fixture DSOs (zig)
 # and check wheels against auditwheel's manylinux policy, with the pinned build tools even when
 # the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
@@ -233,6 +236,20 @@ def lint(session: nox.Session) -> None:
     sources += [str(p) for p in (ROOT / "examples").rglob("*.cc")]
     sources += [str(p) for p in (ROOT / "fuzz").glob("*") if p.suffix in {".h", ".cc", ".c"}]
     session.run("clang-format", "--dry-run", "--Werror", *sources)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The docs site into dist/docs: strict (any warning fails), with the internal link check.
+
+    MkDocs checks every relative link and #anchor between pages (mkdocs.yml `validation`);
+    ci/check_doc_links.py checks the README's and the wheels' READMEs' links into docs/.
+    External links are not checked: the machines that build this reach no network but PyPI.
+    The API reference is read from the sources statically: no wheel is built or installed.
+    """
+    session.install(*DOCS_TOOLS)
+    session.run("python", "ci/check_doc_links.py")
+    session.run("mkdocs", "build", "--strict", "--clean", env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 def _venv_python(

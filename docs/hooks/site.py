@@ -1,0 +1,73 @@
+"""MkDocs hook of the docs site (mkdocs.yml `hooks:`): two jobs the stock configuration cannot do.
+
+1. Reserved pages.  The nav names pages that other branches add (docs/gpu-check.md,
+   docs/gpu-check-results.md).  A nav entry whose file is missing is a warning, which fails the
+   strict build, so until such a file exists its entry is dropped here; once it is merged it
+   appears with no change to mkdocs.yml.
+2. One `tvm` package for the API reference.  The core wheel and tvm-runtime-extra each ship part
+   of the `tvm` package (Disco lives in `tvm.backend.extra.disco`); installed, they are one
+   package, but mkdocstrings reads sources statically and stops at the first `tvm/__init__.py`.
+   The hook copies both source trees into build/docs-python (what mkdocs.yml's mkdocstrings
+   `paths` names), so nothing compiled is needed to render the reference.
+3. Notes.  Other branches write short pages into docs/notes/*.md.  A page that says
+   `<!-- notes: GLOB -->` gets every matching note's text in that place (sorted by name), and
+   `<!-- notes: * except GLOB,GLOB -->` takes the rest; docs/notes/ itself is excluded from the
+   site (mkdocs.yml `exclude_docs`), so a note is rendered once, where it belongs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON_SOURCES = ["packages/tvm-runtime/python", "packages/tvm-runtime-extra/python"]
+MERGED_SOURCES = ROOT / "build" / "docs-python"
+
+RESERVED = {"gpu-check.md", "gpu-check-results.md"}
+NOTES_MARKER = re.compile(r"<!--\s*notes:\s*(?P<glob>\S+)(?:\s+except\s+(?P<except>\S+))?\s*-->")
+
+
+def _drop_missing_reserved(entries: list, docs_dir: Path) -> list:
+    kept = []
+    for entry in entries:
+        if isinstance(entry, dict):
+            (title, value), = entry.items()
+            if isinstance(value, list):
+                kept.append({title: _drop_missing_reserved(value, docs_dir)})
+                continue
+            if value in RESERVED and not (docs_dir / value).is_file():
+                continue
+        kept.append(entry)
+    return kept
+
+
+def _merge_python_sources() -> None:
+    shutil.rmtree(MERGED_SOURCES, ignore_errors=True)
+    for tree in PYTHON_SOURCES:
+        shutil.copytree(ROOT / tree, MERGED_SOURCES, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+
+
+# At import: MkDocs imports hooks while it reads mkdocs.yml, before mkdocstrings looks at `paths`.
+_merge_python_sources()
+
+
+def on_config(config, **kwargs):
+    config["nav"] = _drop_missing_reserved(config["nav"], Path(config["docs_dir"]))
+    return config
+
+
+def _notes(docs_dir: Path, glob: str, excluded: str | None) -> str:
+    skip = excluded.split(",") if excluded else []
+    texts = []
+    for note in sorted((docs_dir / "notes").glob("*.md")):
+        if fnmatch.fnmatch(note.name, glob) and not any(fnmatch.fnmatch(note.name, s) for s in skip):
+            texts.append(note.read_text(encoding="utf-8").strip())
+    return "\n\n".join(texts)
+
+
+def on_page_markdown(markdown, page, config, **kwargs):
+    docs_dir = Path(config["docs_dir"])
+    return NOTES_MARKER.sub(lambda m: _notes(docs_dir, m["glob"], m["except"]), markdown)
