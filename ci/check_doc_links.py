@@ -41,9 +41,16 @@ def anchors(page: Path) -> set[str]:
     return found
 
 
+def prose(text: str) -> str:
+    """The text without code: fenced and indented blocks and inline code spans hold no links."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    text = re.sub(r"^(?: {4}|\t).*$", "", text, flags=re.M)
+    return re.sub(r"`[^`]*`", "", text)
+
+
 def problems_of(source: Path) -> list[str]:
     found = []
-    for target in LINK.findall(source.read_text(encoding="utf-8")):
+    for target in LINK.findall(prose(source.read_text(encoding="utf-8"))):
         if target.startswith(REPO_URL + "/blob/main/") or target.startswith(REPO_URL + "/tree/main/"):
             path, _, anchor = target.split("/main/", 1)[1].partition("#")
             resolved = ROOT / path
