@@ -280,7 +280,7 @@ def _venv_python(
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (not tests): results/*.json and results/*.md.
+    """Benchmarks (not tests): results/*.json and results/*.md, then docs/data/perf (docs/gen_perf.py).
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
     extra, disco, firstcall, byoc, and each backend that has benchmarks/<name>_bench.py).
@@ -435,6 +435,10 @@ def bench(session: nox.Session) -> None:
             *("--ours-python", ours, "--apache-python", apache),
             *outputs("rpc_proxy"),
         )
+    # The docs' performance page shows these runs: data files and ratio charts (matplotlib SVG)
+    # under docs/data/perf, each stamped with this machine and date; commit them with the run.
+    session.install(*CHART_TOOLS)
+    session.run("python", str(ROOT / "docs" / "gen_perf.py"), "--results", str(RESULTS))
 
 
 # Sanitizer builds use the host's clang (never shipped): Debian's clang and its runtimes.

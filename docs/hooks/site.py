@@ -1,4 +1,4 @@
-"""MkDocs hook of the docs site (mkdocs.yml `hooks:`): two jobs the stock configuration cannot do.
+"""MkDocs hook of the docs site (mkdocs.yml `hooks:`): what the stock configuration cannot do.
 
 1. Reserved pages.  The nav names pages that other branches add (docs/gpu-check.md,
    docs/gpu-check-results.md).  A nav entry whose file is missing is a warning, which fails the
@@ -13,11 +13,15 @@
    `<!-- notes: GLOB -->` gets every matching note's text in that place (sorted by name), and
    `<!-- notes: * except GLOB,GLOB -->` takes the rest; docs/notes/ itself is excluded from the
    site (mkdocs.yml `exclude_docs`), so a note is rendered once, where it belongs.
+4. Generated evidence.  `<!-- perf-data -->` on the performance page becomes one section per
+   docs/data/perf/<area>.json (written with its SVG chart by docs/gen_perf.py, which
+   `nox -s bench` runs): the chart, the targets as a table, the machine and the date.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import shutil
 from pathlib import Path
@@ -70,4 +74,40 @@ def _notes(docs_dir: Path, glob: str, excluded: str | None) -> str:
 
 def on_page_markdown(markdown, page, config, **kwargs):
     docs_dir = Path(config["docs_dir"])
-    return NOTES_MARKER.sub(lambda m: _notes(docs_dir, m["glob"], m["except"]), markdown)
+    markdown = NOTES_MARKER.sub(lambda m: _notes(docs_dir, m["glob"], m["except"]), markdown)
+    return _render_perf(markdown, config)
+
+
+PERF_MARKER = "<!-- perf-data -->"
+NO_PERF_DATA = (
+    "No generated data yet: `nox -s bench` (all benchmarks, or `nox -s bench -- vm llm` for some)"
+    " writes `results/*.json`, then `docs/gen_perf.py` turns them into `docs/data/perf/` (JSON +"
+    " SVG charts), which this section renders. Until then the tables below are the current figures."
+)
+
+
+def _perf_sections(docs_dir: Path) -> str:
+    summaries = sorted((docs_dir / "data" / "perf").glob("*.json"))
+    if not summaries:
+        return NO_PERF_DATA
+    sections = []
+    for path in summaries:
+        s = json.loads(path.read_text(encoding="utf-8"))
+        lines = [f"### {s['area']}", "", f"Run of {s['date']} on {s['machine']} (`{s['source']}`).", ""]
+        if s.get("chart"):
+            lines += [f"![{s['area']}: ours against the peer, the limit marked](data/perf/{s['chart']})", ""]
+        lines += ["| measurement | measured | target | met |", "|---|---|---|---|"]
+        for target in s["targets"]:
+            unit = " " + target["unit"] if target["unit"] else ""
+            verdict = "yes" if target["pass"] else "**no**"
+            lines.append(
+                f"| {target['label']} | {target['measured']:g} | {target['comparison']} {target['limit']:g}{unit} | {verdict} |"
+            )
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections)
+
+
+def _render_perf(markdown: str, config) -> str:
+    if PERF_MARKER not in markdown:
+        return markdown
+    return markdown.replace(PERF_MARKER, _perf_sections(Path(config["docs_dir"])))
