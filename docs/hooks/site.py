@@ -16,14 +16,20 @@
 4. Generated evidence.  `<!-- perf-data -->` on the performance page becomes one section per
    docs/data/perf/<area>.json (written with its SVG chart by docs/gen_perf.py, which
    `nox -s bench` runs): the chart, the targets as a table, the machine and the date.
+5. The compatibility figure.  `<!-- surface -->` on the compatibility page becomes the figure and
+   every runtime-reachable name not provided, with its reason, computed from
+   tests/artifacts/surface/ by tests/runtime_surface.py's own classifier (pure Python; the
+   check against the installed wheels stays in the test suite).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +81,7 @@ def _notes(docs_dir: Path, glob: str, excluded: str | None) -> str:
 def on_page_markdown(markdown, page, config, **kwargs):
     docs_dir = Path(config["docs_dir"])
     markdown = NOTES_MARKER.sub(lambda m: _notes(docs_dir, m["glob"], m["except"]), markdown)
-    return _render_perf(markdown, config)
+    return _render_surface(_render_perf(markdown, config))
 
 
 PERF_MARKER = "<!-- perf-data -->"
@@ -111,3 +117,43 @@ def _render_perf(markdown: str, config) -> str:
     if PERF_MARKER not in markdown:
         return markdown
     return markdown.replace(PERF_MARKER, _perf_sections(Path(config["docs_dir"])))
+
+
+SURFACE_MARKER = "<!-- surface -->"
+
+
+def _surface_module():
+    spec = importlib.util.spec_from_file_location("_docs_runtime_surface", ROOT / "tests" / "runtime_surface.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _surface_section() -> str:
+    surface = _surface_module()
+    report = surface.classify(surface.load_reference(), surface.load_rules())
+    provided, reachable, shared = report.figure()
+    lines = [
+        f"**{report.figure_text()}; the rest listed with reasons.** apache-tvm-ffi's own {shared}"
+        " global functions come with the shared dependency and are not counted.",
+        "",
+        "| kind | provided | not provided (runtime-reachable) | compiler-only | internal | test-only |",
+        "|---|---|---|---|---|---|",
+    ]
+    for section in ("global", "python"):
+        counts = [len(report.names(section, s)) for s in ("provided", "not-applicable", "compiler-only", "internal", "test-only")]
+        kind = "global functions" if section == "global" else "Python names"
+        lines.append(f"| {kind} | " + " | ".join(str(c) for c in counts) + " |")
+    lines += ["", "### Not provided, and why", "", "| kind | name | why |", "|---|---|---|"]
+    for section in ("global", "python"):
+        for name in report.names(section, "not-applicable"):
+            why = report.status_of[section][name].why.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {section} | `{name}` | {why} |")
+    return "\n".join(lines)
+
+
+def _render_surface(markdown: str) -> str:
+    if SURFACE_MARKER not in markdown:
+        return markdown
+    return markdown.replace(SURFACE_MARKER, _surface_section())
