@@ -44,7 +44,9 @@ def is_ratio(target: dict[str, Any]) -> bool:
 def stamp(results: dict[str, Any]) -> dict[str, Any]:
     machine = results.get("machine", {}) or {}
     created = results.get("created_unix")
-    when = dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if created else "unknown"
+    when = "unknown"
+    if created:
+        when = dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cpu = machine.get("cpu_model") or machine.get("processor") or machine.get("machine") or "unknown CPU"
     cpus = machine.get("cpus") or machine.get("cpu_count")
     load = machine.get("loadavg_1_5_15_before")

@@ -44,7 +44,7 @@ def _drop_missing_reserved(entries: list, docs_dir: Path) -> list:
     kept = []
     for entry in entries:
         if isinstance(entry, dict):
-            (title, value), = entry.items()
+            ((title, value),) = entry.items()
             if isinstance(value, list):
                 kept.append({title: _drop_missing_reserved(value, docs_dir)})
                 continue
@@ -57,7 +57,8 @@ def _drop_missing_reserved(entries: list, docs_dir: Path) -> list:
 def _merge_python_sources() -> None:
     shutil.rmtree(MERGED_SOURCES, ignore_errors=True)
     for tree in PYTHON_SOURCES:
-        shutil.copytree(ROOT / tree, MERGED_SOURCES, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+        skip = shutil.ignore_patterns("*.so", "__pycache__")
+        shutil.copytree(ROOT / tree, MERGED_SOURCES, dirs_exist_ok=True, ignore=skip)
 
 
 # At import: MkDocs imports hooks while it reads mkdocs.yml, before mkdocstrings looks at `paths`.
@@ -106,9 +107,8 @@ def _perf_sections(docs_dir: Path) -> str:
         for target in s["targets"]:
             unit = " " + target["unit"] if target["unit"] else ""
             verdict = "yes" if target["pass"] else "**no**"
-            lines.append(
-                f"| {target['label']} | {target['measured']:g} | {target['comparison']} {target['limit']:g}{unit} | {verdict} |"
-            )
+            goal = f"{target['comparison']} {target['limit']:g}{unit}"
+            lines.append(f"| {target['label']} | {target['measured']:g} | {goal} | {verdict} |")
         sections.append("\n".join(lines))
     return "\n\n".join(sections)
 
@@ -123,7 +123,8 @@ SURFACE_MARKER = "<!-- surface -->"
 
 
 def _surface_module():
-    spec = importlib.util.spec_from_file_location("_docs_runtime_surface", ROOT / "tests" / "runtime_surface.py")
+    source = ROOT / "tests" / "runtime_surface.py"
+    spec = importlib.util.spec_from_file_location("_docs_runtime_surface", source)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
@@ -142,7 +143,8 @@ def _surface_section() -> str:
         "|---|---|---|---|---|---|",
     ]
     for section in ("global", "python"):
-        counts = [len(report.names(section, s)) for s in ("provided", "not-applicable", "compiler-only", "internal", "test-only")]
+        statuses = ("provided", "not-applicable", "compiler-only", "internal", "test-only")
+        counts = [len(report.names(section, s)) for s in statuses]
         kind = "global functions" if section == "global" else "Python names"
         lines.append(f"| {kind} | " + " | ".join(str(c) for c in counts) + " |")
     lines += ["", "### Not provided, and why", "", "| kind | name | why |", "|---|---|---|"]
