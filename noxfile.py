@@ -176,6 +176,11 @@ def tests(session: nox.Session) -> None:
     )
 
 
+def _publish_report(session: nox.Session, name: str) -> None:
+    """Copy results/<name>.md, stamped, into docs/data/reliability for the reliability page."""
+    session.run("python", str(ROOT / "docs" / "gen_reports.py"), name, "--results", str(RESULTS))
+
+
 @nox.session
 def stress(session: nox.Session) -> None:
     """Concurrency stress, not in the default sessions: `nox -s stress -- 120` runs about 120 s of
@@ -191,6 +196,7 @@ def stress(session: nox.Session) -> None:
         *("--seconds", seconds, "--out", str(RESULTS / "stress.md"), "--json", str(RESULTS / "stress.json")),
         env={"TVM_REPO_ROOT": str(ROOT)},
     )
+    _publish_report(session, "stress")
 
 
 @nox.session(name="byoc-fixtures", venv_backend="none")
@@ -476,6 +482,7 @@ def fuzz(session: nox.Session) -> None:
         *(["--targets", *targets] if targets else []),
         *("--report", str(RESULTS / "fuzz.md")),
     )
+    _publish_report(session, "fuzz")
 
 
 @nox.session
@@ -492,3 +499,4 @@ def sanitize(session: nox.Session) -> None:
         *("--work", str(DIST / "sanitize"), "--report", str(RESULTS / "sanitize.md")),
         *session.posargs,
     )
+    _publish_report(session, "sanitize")

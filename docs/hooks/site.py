@@ -16,7 +16,10 @@
 4. Generated evidence.  `<!-- perf-data -->` on the performance page becomes one section per
    docs/data/perf/<area>.json (written with its SVG chart by docs/gen_perf.py, which
    `nox -s bench` runs): the chart, the targets as a table, the machine and the date.
-5. The compatibility figure.  `<!-- surface -->` on the compatibility page becomes the figure and
+5. The last reliability runs.  `<!-- reliability-data -->` on the reliability page becomes the
+   reports that `nox -s fuzz`, `sanitize` and `stress` last published into
+   docs/data/reliability/ (docs/gen_reports.py), each stamped with its machine and date.
+6. The compatibility figure.  `<!-- surface -->` on the compatibility page becomes the figure and
    every runtime-reachable name not provided, with its reason, computed from
    tests/artifacts/surface/ by tests/runtime_surface.py's own classifier (pure Python; the
    check against the installed wheels stays in the test suite).
@@ -82,7 +85,7 @@ def _notes(docs_dir: Path, glob: str, excluded: str | None) -> str:
 def on_page_markdown(markdown, page, config, **kwargs):
     docs_dir = Path(config["docs_dir"])
     markdown = NOTES_MARKER.sub(lambda m: _notes(docs_dir, m["glob"], m["except"]), markdown)
-    return _render_surface(_render_perf(markdown, config))
+    return _render_surface(_render_reliability(_render_perf(markdown, config), config))
 
 
 PERF_MARKER = "<!-- perf-data -->"
@@ -159,3 +162,28 @@ def _render_surface(markdown: str) -> str:
     if SURFACE_MARKER not in markdown:
         return markdown
     return markdown.replace(SURFACE_MARKER, _surface_section())
+
+
+RELIABILITY_MARKER = "<!-- reliability-data -->"
+RELIABILITY_REPORTS = {
+    "fuzz": "Fuzzing (`nox -s fuzz`)",
+    "sanitize": "Sanitizers (`nox -s sanitize`)",
+    "stress": "Threads (`nox -s stress`)",
+}
+
+
+def _render_reliability(markdown: str, config) -> str:
+    if RELIABILITY_MARKER not in markdown:
+        return markdown
+    folder = Path(config["docs_dir"]) / "data" / "reliability"
+    sections = []
+    for name, title in RELIABILITY_REPORTS.items():
+        report = folder / f"{name}.md"
+        if report.is_file():
+            sections.append(f"### {title}\n\n" + report.read_text(encoding="utf-8").strip())
+        else:
+            sections.append(
+                f"### {title}\n\nNot published yet: `nox -s {name}` writes `results/{name}.md` and"
+                f" then `docs/data/reliability/{name}.md`, shown here."
+            )
+    return markdown.replace(RELIABILITY_MARKER, "\n\n".join(sections))
