@@ -93,21 +93,21 @@ def chart(summary: dict[str, Any], path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     matplotlib.rcParams["svg.hashsalt"] = summary["area"]  # stable ids: reruns diff cleanly
-    height = 1.2 + 0.35 * len(ratios)
+    height = 2.0 + 0.35 * len(ratios)
     fig, ax = plt.subplots(figsize=(8, height))
     labels = [t["label"] for t in ratios][::-1]
     values = [t["measured"] for t in ratios][::-1]
     colors = ["#2e7d32" if t["pass"] else "#c62828" for t in ratios][::-1]
     ax.barh(labels, values, color=colors)
     for limit in sorted({t["limit"] for t in ratios}):
-        ax.axvline(limit, color="black", linestyle="--", linewidth=1)
-        ax.text(limit, len(ratios) - 0.4, f" limit {limit:g}x", va="bottom", fontsize=8)
-    ax.axvline(1.0, color="grey", linewidth=0.8)  # parity with the peer (or the floor)
+        ax.axvline(limit, color="black", linestyle="--", linewidth=1, label=f"target limit {limit:g}x")
+    ax.axvline(1.0, color="grey", linewidth=0.8, label="parity (1.0x)")  # with the peer or the floor
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 / height * 4), ncol=3, fontsize=8, frameon=False)
     ax.set_xlabel("ours / peer (lower is better; green: target met)")
     ax.set_title(f"{summary['area']}: {summary['date']}, {summary['machine']}", fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
-    fig.savefig(path, format="svg", metadata={"Date": None})
+    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
     plt.close(fig)
     return True
 
