@@ -5,6 +5,7 @@
     nox -s demo    build, install, run a TVM-compiled artifact on every available device
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
     nox -s lint    ruff + clang-format
+    nox -s docs    the docs site (mkdocs, strict, internal link and anchor check) -> dist/docs
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
@@ -30,7 +31,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = False
-nox.options.sessions = ["lint", "aarch64", "tests"]
+nox.options.sessions = ["lint", "docs", "aarch64", "tests"]
 
 ROOT = Path(__file__).resolve().parent
 DIST = ROOT / "dist"
@@ -53,6 +54,8 @@ TVM_FFI = release_train.tvm_ffi_requirement()
 # ci/build_wheels.py builds with zig's clang for glibc 2.28 (x86_64 and aarch64 from this host).
 BUILD_TOOLS = [*pins.group("build"), TVM_FFI]
 LINT_TOOLS = pins.group("lint")
+DOCS_TOOLS = pins.group("docs")
+CHART_TOOLS = pins.group("charts")
 # The tests build the template backend (scikit-build-core, cmake, ninja) and fixture DSOs (zig)
 # and check wheels against auditwheel's manylinux policy, with the pinned build tools even when
 # the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
@@ -176,6 +179,11 @@ def tests(session: nox.Session) -> None:
     )
 
 
+def _publish_report(session: nox.Session, name: str) -> None:
+    """Copy results/<name>.md, stamped, into docs/data/reliability for the reliability page."""
+    session.run("python", str(ROOT / "docs" / "gen_reports.py"), name, "--results", str(RESULTS))
+
+
 @nox.session
 def stress(session: nox.Session) -> None:
     """Concurrency stress, not in the default sessions: `nox -s stress -- 120` runs about 120 s of
@@ -191,6 +199,7 @@ def stress(session: nox.Session) -> None:
         *("--seconds", seconds, "--out", str(RESULTS / "stress.md"), "--json", str(RESULTS / "stress.json")),
         env={"TVM_REPO_ROOT": str(ROOT)},
     )
+    _publish_report(session, "stress")
 
 
 @nox.session(name="gpu-check")
@@ -263,6 +272,20 @@ def lint(session: nox.Session) -> None:
     session.run("clang-format", "--dry-run", "--Werror", *sources)
 
 
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The docs site into dist/docs: strict (any warning fails), with the internal link check.
+
+    MkDocs checks every relative link and #anchor between pages (mkdocs.yml `validation`);
+    ci/check_doc_links.py checks the README's and the wheels' READMEs' links into docs/.
+    External links are not checked: the machines that build this reach no network but PyPI.
+    The API reference is read from the sources statically: no wheel is built or installed.
+    """
+    session.install(*DOCS_TOOLS)
+    session.run("python", "ci/check_doc_links.py")
+    session.run("mkdocs", "build", "--strict", "--clean", env={"NO_MKDOCS_2_WARNING": "1"})
+
+
 def _venv_python(
     session: nox.Session, name: str, *requirements: str, wheelhouse: list[str] | None = None
 ) -> str:
@@ -291,7 +314,7 @@ def _venv_python(
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (not tests): results/*.json and results/*.md.
+    """Benchmarks (not tests): results/*.json and results/*.md, then docs/data/perf (docs/gen_perf.py).
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
     extra, disco, firstcall, byoc, and each backend that has benchmarks/<name>_bench.py).
@@ -446,6 +469,10 @@ def bench(session: nox.Session) -> None:
             *("--ours-python", ours, "--apache-python", apache),
             *outputs("rpc_proxy"),
         )
+    # The docs' performance page shows these runs: data files and ratio charts (matplotlib SVG)
+    # under docs/data/perf, each stamped with this machine and date; commit them with the run.
+    session.install(*CHART_TOOLS)
+    session.run("python", str(ROOT / "docs" / "gen_perf.py"), "--results", str(RESULTS))
 
 
 # Sanitizer builds use the host's clang (never shipped): Debian's clang and its runtimes.
@@ -483,6 +510,7 @@ def fuzz(session: nox.Session) -> None:
         *(["--targets", *targets] if targets else []),
         *("--report", str(RESULTS / "fuzz.md")),
     )
+    _publish_report(session, "fuzz")
 
 
 @nox.session
@@ -499,3 +527,4 @@ def sanitize(session: nox.Session) -> None:
         *("--work", str(DIST / "sanitize"), "--report", str(RESULTS / "sanitize.md")),
         *session.posargs,
     )
+    _publish_report(session, "sanitize")

@@ -12,7 +12,7 @@ bytes, so both servers are driven identically) for at most --window seconds:
   idle      a valid session stays open and idle
   control   nothing else (the baseline)
 
-It prints one JSON line per case and a Markdown table; the README's "Reliability" section quotes
+It prints one JSON line per case and a Markdown table; docs/reliability.md quotes
 its figures.
 """
 

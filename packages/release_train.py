@@ -29,7 +29,7 @@ order and auditwheel excludes (nox, ci/build_wheels.py), the release matrix, the
 the extras of ``tvm-runtime`` and ``tvm`` (``sync`` writes them, ``check`` fails when they are
 stale), and the core's table of which wheel serves what (``cxx``, run by the core's CMake build).
 
-Versioning (README, "Versioning policy"): the C boundary's version ABI M.m lives in
+Versioning (docs/release.md, "Versioning policy"): the C boundary's version ABI M.m lives in
 ``src/include/tvm_runtime/c_api.h``; the core's distribution version is ``0.M.p`` (an ABI major
 bump is a new core minor), and the core's declaration records the first core release of every ABI
 minor (``abi-introduced``).  Each backend requires ``tvm-runtime>=<first release with the ABI it

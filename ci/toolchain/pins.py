@@ -2,6 +2,7 @@
 
     python ci/toolchain/pins.py build         # the build group as pip requirements, one per line
     python ci/toolchain/pins.py lint
+    python ci/toolchain/pins.py docs
     python ci/toolchain/pins.py version ziglang
 
 noxfile.py and ci/build_wheels.py import this module; the release workflow runs it.
@@ -41,7 +42,7 @@ def version(tool: str) -> str:
 
 
 def group(name: str) -> list[str]:
-    """The tools of a group (``build``, ``lint``) as pinned pip requirements."""
+    """The tools of a group (``build``, ``lint``, ``docs``) as pinned pip requirements."""
     groups = _groups()
     if name not in groups:
         raise KeyError(f"no group [{name}] in {PINS}; groups: {', '.join(groups)}")

@@ -121,11 +121,11 @@ def test_declarations_match_the_shipped_headers(tmp_path):
 
 
 def test_wgpu_native_offers_no_pipeline_cache_to_use():
-    # The WebGPU backend has no persistent pipeline cache (README, "Kernel caches") because the
+    # The WebGPU backend has no persistent pipeline cache (docs/backends/webgpu.md) because the
     # bundled wgpu-native exposes none through its C API: its wgpu.h names the feature
     # (WGPUNativeFeature_PipelineCache, Vulkan only) but declares no function to create a cache
     # or to fetch its data, and no chained struct passes one to wgpuDeviceCreateComputePipeline.
-    # When a wgpu-native release adds them, this fails: wire the cache up, then update the README.
+    # When a wgpu-native release adds them, this fails: wire the cache up, then update the docs.
     text = (HEADERS / "webgpu.h").read_text() + (HEADERS / "wgpu.h").read_text()
     assert "WGPUNativeFeature_PipelineCache" in text
     functions = set(re.findall(r"\b(wgpu\w+)\s*\(", text))

@@ -30,7 +30,7 @@ namespace vulkan {
 constexpr int32_t kDeviceTypeVulkan = 7;  // kDLVulkan
 constexpr int kMaxDevices = 64;
 
-/* Environment switches (documented in the wheel's README). */
+/* Environment switches (documented in docs/backends/vulkan.md). */
 constexpr const char* kValidationEnvVar = "TVM_VULKAN_VALIDATION";  // 1: enable Khronos layer
 
 class VulkanDevice;

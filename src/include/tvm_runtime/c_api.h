@@ -46,12 +46,7 @@ extern "C" {
  * (major, minor) loads on a core with the same major and a minor >= the backend's: minors only
  * append (struct fields at the end, new functions, new string-named globals).
  *
- * History:
- *   1.0  initial contract.
- *   1.1  TVMRuntimeCheckBackendABI exported by the core; TVMRuntimeABICompatible inline rule.
- *   1.2  runtime.timer.<device name>: optional device timers for the time evaluator (4a).
- *   1.3  TVMRuntimeDeviceAPI.flags (TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC), read only from
- *        tables whose struct_size covers it.
+ * History: docs/c-abi-changelog.md (one entry per minor; add the new one there when you bump).
  */
 /* Predefining the major (-DTVM_RUNTIME_ABI_VERSION_MAJOR=2) is for the version-skew tests only:
  * they build wheels of a pretend next ABI to prove that both sides refuse a mismatched pair. */

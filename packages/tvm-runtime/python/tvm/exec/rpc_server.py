@@ -2,7 +2,7 @@
 
 Options follow apache-tvm 0.27's command so existing device setup scripts keep working; the
 safety options (sessions, timeouts, --allow, authentication, TLS) are described with the threat
-model in the README, "Remote devices (RPC)".
+model in docs/rpc.md, "Threat model and safety options".
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=["all", "measure-only"],
         default="all",
         help="measure-only: upload, load its own uploads, run, copy and time; the global functions "
-        "listed in the README only; uploads up to 1 GiB",
+        "listed in docs/rpc.md only; uploads up to 1 GiB",
     )
     allow.add_argument(
         "--allow-global",

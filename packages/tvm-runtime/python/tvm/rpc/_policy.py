@@ -3,7 +3,7 @@
 The default allows what apache-tvm 0.27's server allows (any global function, any path).  The
 restrictions limit what the *protocol* hands a client; they cannot limit what an artifact the
 client uploads and loads does once loaded (its code is native code, constructors included), which
-is why the README's threat model pairs them with authentication and a private network.
+is why the threat model (docs/rpc.md) pairs them with authentication and a private network.
 """
 
 from __future__ import annotations

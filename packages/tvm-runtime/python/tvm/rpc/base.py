@@ -21,7 +21,7 @@ RPC_SESS_MASK = 128
 
 # Session constructor that carries a server's shared secret (``session_constructor_args=
 # [AUTH_CONSTRUCTOR, secret]``): the one channel apache-tvm's unmodified client offers through a
-# tracker too (README, "Remote devices (RPC)").
+# tracker too (docs/rpc.md).
 AUTH_CONSTRUCTOR = "tvm.rpc.auth"
 
 # A handshake key longer than this is not a TVM client.

@@ -187,7 +187,7 @@ class RPCServer:
     With ``is_proxy``, listen nowhere: ``host:port`` is an RPC proxy (``tvm.exec.rpc_proxy``);
     connect to it as ``server:<key>``, serve the client it pairs us with, and connect again.
 
-    Safety options (README, "Remote devices (RPC)", threat model): ``policy`` restricts what a
+    Safety options (docs/rpc.md, "Threat model and safety options"): ``policy`` restricts what a
     session may do; ``auth_secret`` makes every client prove it knows a shared secret;
     ``ssl_context`` (a server-side ``ssl.SSLContext``) accepts TLS connections only;
     ``idle_timeout`` ends a session whose client sent nothing for that long;
@@ -273,7 +273,7 @@ class RPCServer:
             f"the RPC server listens on {self.host}:{self.port} without authentication or "
             "restrictions: anyone who can reach this port can upload a library and run native code "
             "on this machine. Bind to 127.0.0.1, or use --auth-secret-file and --allow measure-only "
-            "(README: 'Remote devices (RPC)', threat model)."
+            "(docs/rpc.md: 'Threat model and safety options')."
         )
 
     # ------------------------------------------------------------------ running
