@@ -217,7 +217,8 @@ def backend_table(check: Check) -> None:
 
 def _pytest(check: Check, name: str, paths: list[str], require_cuda: bool) -> None:
     present = [p for p in paths if (REPO / p).exists()]
-    xml = check.out / f"pytest-{name}.xml"
+    # The junit file stays in the scratch folder: the device tool returns at most 8 files.
+    xml = check.scratch / f"pytest-{name}.xml"
     cmd = [sys.executable, "-m", "pytest", *present, "-v", "-rfEs", "-p", "no:cacheprovider"]
     cmd += ["--junitxml", str(xml), "--ignore-glob", "*packaging*"]
     if importlib.util.find_spec("pytest_timeout") is not None:
