@@ -23,9 +23,9 @@ Output (deterministic: fixed seeds), beside ``manifest.json`` of the same schema
 ``rocm/mlp_rocm.so`` + ``rocm/mlp.npz`` (the Relax MLP) for gfx90a (MI200), and the same
 kernels and model for gfx942 (MI300, wave64) and gfx1100 (RDNA3, wave32) as
 ``rocm/<kernel>_<arch>.so`` and ``rocm/mlp_rocm_<arch>.so`` (same ``.npz``), so the tests run
-every architecture on the fake HIP and a GPU runs the fixtures of its own.  No AMD GPU is needed or used: as in
-generate.py, the unscheduled computation runs on CPU with apache-tvm and is checked against numpy
-("cpu-equivalent").
+every architecture on the fake HIP and a GPU runs the fixtures of its own.  No AMD GPU is
+needed or used: as in generate.py, the unscheduled computation runs on CPU with apache-tvm and is
+checked against numpy ("cpu-equivalent").
 """
 
 from __future__ import annotations
