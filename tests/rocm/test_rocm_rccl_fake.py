@@ -89,7 +89,7 @@ hip = ctypes.CDLL(os.environ["TVM_ROCM_LIBRARY"])
 
 def peek(t):
     # The worker's view of t's device memory (host memory on the fake) without any sync.
-    value = ctypes.c_float.from_address(t.data_ptr).value
+    value = ctypes.c_float.from_address(t.data_ptr()).value
     return tvm_ffi.Shape([hip.fake_hip_pending_ops(), int(value)])
 
 tvm_ffi.register_global_func("testing.rccl.peek", peek, override=True)
@@ -120,3 +120,41 @@ def test_collective_results_land_at_the_stream_sync(fakes):
     assert pending >= 1 and value == 0, r  # queued: y still holds its zeros
     assert r["after"] == [0, 5], r  # 2 + 3 after sync_worker
     assert r["got"] == [5.0] * 4
+
+
+def test_fake_nccl_refuses_collectives_inside_an_unended_group(fakes):
+    """What the group test above relies on, on the fake alone: a send it fails on purpose, a
+    group left open on the thread (counted by fake_nccl_open_groups) and a collective issued in
+    it refused (NCCL would hold it back for good), until ncclGroupEnd."""
+    proc = run_python(
+        """
+        import ctypes, json, os
+        nccl = ctypes.CDLL(os.environ["FAKE_NCCL_PATH"])
+        nccl.fake_nccl_open_groups.restype = ctypes.c_long
+        class UniqueId(ctypes.Structure):
+            _fields_ = [("internal", ctypes.c_char * 128)]
+        uid, comm = UniqueId(), ctypes.c_void_p()
+        assert nccl.ncclGetUniqueId(ctypes.byref(uid)) == 0
+        assert nccl.ncclCommInitRank(ctypes.byref(comm), 1, uid, 0) == 0
+        buf = (ctypes.c_float * 4)(1, 2, 3, 4)
+        codes = {"start": nccl.ncclGroupStart(),
+                 "send": nccl.ncclSend(buf, 4, 7, 0, comm, None),
+                 "open": nccl.fake_nccl_open_groups(),
+                 "allreduce_in_group": nccl.ncclAllReduce(buf, buf, 4, 7, 0, comm, None),
+                 "end": nccl.ncclGroupEnd()}
+        codes.update(closed=nccl.fake_nccl_open_groups(),
+                     allreduce=nccl.ncclAllReduce(buf, buf, 4, 7, 0, comm, None))
+        print("RESULT:" + json.dumps(codes))
+        """,
+        env={"FAKE_NCCL_PATH": fakes[1], "FAKE_NCCL_FAIL_SENDS": "1"},
+    )
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
+    assert json.loads(line[len("RESULT:") :]) == {
+        "start": 0,
+        "send": 3,  # ncclInternalError, injected
+        "open": 1,
+        "allreduce_in_group": 5,  # ncclInvalidUsage
+        "end": 0,
+        "closed": 0,
+        "allreduce": 0,
+    }
