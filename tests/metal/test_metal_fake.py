@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import platform
+import shutil
 from pathlib import Path
 
 import pytest
@@ -146,12 +149,16 @@ def test_no_device_and_no_framework(fakes):
 
 def test_fakes_link_with_ld64_for_the_macos_job(tmp_path):
     """release.yml's macOS job runs tests/metal on a Mac: the fakes' link must not use GNU ld's
-    -soname or -l:<file>, and the trampolines must assemble as Mach-O.  zig's ld64-compatible
-    linker (ziglang, a test dependency) links them for arm64 macOS here."""
-    spec = importlib.util.find_spec("ziglang")
-    assert spec is not None and spec.origin is not None, "the tests need ziglang (ci/toolchain/pins.toml)"
-    zig = [str(Path(spec.origin).parent / "zig"), "cc", "-target", "aarch64-macos"]
-    commands = link_commands(zig, tmp_path, system="Darwin")
+    -soname or -l:<file>, and the trampolines must assemble as Mach-O.  On a Mac the system's
+    compiler and ld64 link them; elsewhere zig (ziglang, a test dependency) cross-links them for
+    arm64 macOS with its ld64-compatible linker."""
+    if platform.system() == "Darwin":
+        cc = [os.environ.get("CC") or shutil.which("cc") or "cc"]
+    else:
+        spec = importlib.util.find_spec("ziglang")
+        assert spec is not None and spec.origin is not None, "the tests need ziglang (ci/toolchain/pins.toml)"
+        cc = [str(Path(spec.origin).parent / "zig"), "cc", "-target", "aarch64-macos"]
+    commands = link_commands(cc, tmp_path, system="Darwin")
     flat = " ".join(" ".join(c) for c in commands)
     assert "-soname" not in flat and "-l:" not in flat and "-rpath" not in flat, flat
     run_commands(commands)
