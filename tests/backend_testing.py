@@ -390,7 +390,12 @@ def check_relax_case(tvm: Any, case_: dict[str, Any], mod: Any, dev: Any) -> Non
         data = np.load(ARTIFACTS / call["npz"])
         res = vm["main"](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
         results = list(res) if case_["output_is_tuple"] else [res]
-        for key, out in zip(call["outputs"], results):
+        # Every expected output, no more and no fewer: zip alone would stop at the shorter list.
+        assert len(results) == len(call["outputs"]), (
+            f"{case_['name']}: the model returned {len(results)} outputs, "
+            f"the manifest expects {len(call['outputs'])} ({call['outputs']})"
+        )
+        for key, out in zip(call["outputs"], results, strict=True):
             np.testing.assert_allclose(out.numpy(), data[key], rtol=case_["rtol"], atol=case_["atol"])
 
 

@@ -19,11 +19,13 @@ directory when ``ROCM_PATH`` is not set)::
         /tmp/venv-tvm027/bin/python tests/artifacts/generate_rocm.py [--out DIR]
 
 Output (deterministic: fixed seeds), beside ``manifest.json`` of the same schema as generate.py's:
-``rocm/<kernel>.so`` + ``.npz`` (add, matmul, dyn_muladd, multi_out, row_sum, workspace),
-``rocm/add_gfx1100.so`` (the same ``add`` for another architecture, for the arch-mismatch tests)
-and ``rocm/mlp_rocm.so`` + ``rocm/mlp.npz`` (the Relax MLP).  No AMD GPU is needed or used: as in
-generate.py, the unscheduled computation runs on CPU with apache-tvm and is checked against numpy
-("cpu-equivalent").
+``rocm/<kernel>.so`` + ``.npz`` (add, matmul, dyn_muladd, multi_out, row_sum, workspace) and
+``rocm/mlp_rocm.so`` + ``rocm/mlp.npz`` (the Relax MLP) for gfx90a (MI200), and the same
+kernels and model for gfx942 (MI300, wave64) and gfx1100 (RDNA3, wave32) as
+``rocm/<kernel>_<arch>.so`` and ``rocm/mlp_rocm_<arch>.so`` (same ``.npz``), so the tests run
+every architecture on the fake HIP and a GPU runs the fixtures of its own.  No AMD GPU is
+needed or used: as in generate.py, the unscheduled computation runs on CPU with apache-tvm and is
+checked against numpy ("cpu-equivalent").
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ import tvm_ffi  # noqa: E402
 import tvm  # noqa: E402
 from tvm import s_tir  # noqa: E402
 
-ARCH = "gfx90a"  # MI200: wavefront 64, the arch every fixture targets
-OTHER_ARCH = "gfx1100"  # RDNA3: for the arch-mismatch fixture
+ARCH = "gfx90a"  # MI200: wavefront 64, the default architecture (files without a suffix)
+# More architectures, each a full set of kernels and the model under <stem>_<arch>: MI300
+# (wave64) and RDNA3 (wave32, also the arch-mismatch fixture add_gfx1100).
+OTHER_ARCHS = ("gfx942", "gfx1100")
 KERNELS = ("add", "matmul", "dyn_muladd", "multi_out", "row_sum", "workspace")
 MODELS = ("mlp",)
 DEVICE_TYPE_ROCM = 10
@@ -115,16 +119,17 @@ def build_kernel(case: g.KernelCase, out: Path, arch: str, stem: str) -> dict[st
     return entry
 
 
-def build_model(case: g.ModelCase, out: Path) -> dict[str, Any]:
-    rel_npz, rel_so = f"rocm/{case.name}.npz", f"rocm/{case.name}_rocm.so"
+def build_model(case: g.ModelCase, out: Path, arch: str = ARCH) -> dict[str, Any]:
+    suffix = "" if arch == ARCH else f"_{arch}"
+    rel_npz, rel_so = f"rocm/{case.name}.npz", f"rocm/{case.name}_rocm{suffix}.so"
     g.save_npz(out / rel_npz, g.merged_arrays(case.calls))
-    built = tvm.compile(case.mod, target=rocm_target())
+    built = tvm.compile(case.mod, target=rocm_target(arch))
     built.export_library(str(out / rel_so))
     print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes")
     return {
-        "name": case.name,
+        "name": case.name + suffix,
         "target": "rocm",
-        "arch": ARCH,
+        "arch": arch,
         "kind_of_case": "vm",
         "file": rel_so,
         "function": "main",
@@ -159,13 +164,16 @@ def main(argv: list[str] | None = None) -> int:
         for call in case.calls:
             g.check(f"{name} (cpu reference)", g.run_kernel_cpu(ref[name], call), call, case.rtol, case.atol)
         manifest.append(build_kernel(case, out, ARCH, name))
-    manifest.append(build_kernel(cases["add"], out, OTHER_ARCH, f"add_{OTHER_ARCH}"))
-    for model in (m for m in g.model_cases() if m.name in MODELS):
+    models = [m for m in g.model_cases() if m.name in MODELS]
+    for model in models:
         cpu = tvm.compile(model.mod, target=g.make_target("cpu"))
         for call in model.calls:
             got = g.run_vm_cpu(cpu, call, model.output_is_tuple)
             g.check(f"{model.name} (cpu reference)", got, call, model.rtol, model.atol)
         manifest.append(build_model(model, out))
+    for arch in OTHER_ARCHS:
+        manifest += [build_kernel(cases[name], out, arch, f"{name}_{arch}") for name in KERNELS]
+        manifest += [build_model(model, out, arch) for model in models]
 
     doc = {
         "schema_version": 1,

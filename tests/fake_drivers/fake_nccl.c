@@ -9,11 +9,24 @@
  * recorded in the log with the GPU current on the calling thread (read from the fake driver named
  * by FAKE_NCCL_DEVICE_LIBRARY through its FAKE_NCCL_DEVICE_SYMBOL(), e.g. fake_cuda_current_device),
  * so tests also see that every worker issued its calls on its own GPU.  A rank that waits more
- * than 20 s for its peers fails with ncclSystemError instead of hanging.
+ * than 20 s (FAKE_NCCL_WAIT_S) for its peers fails with ncclSystemError instead of hanging.
+ *
+ * Like NCCL, the work is asynchronous when the fake driver can queue it: if the device library
+ * also exports <prefix>_stream_enqueue and <prefix>_stream_flush (prefix: the device symbol's up
+ * to "_current_device", e.g. fake_hip), each rank first lets its stream's earlier work land
+ * (what the GPU runs before the collective), the inputs are read, and the results are written
+ * by the stream's queue, so they appear only when that stream is synchronized.  Without those
+ * exports (an older fake driver) the results are written before the call returns.
+ *
+ * NCCL's group state is per thread: a collective issued while the calling thread's group is
+ * still open (a group that was never ended) is refused with ncclInvalidUsage and logged, since
+ * real NCCL would hold it back until an ncclGroupEnd that never comes.
  *
  * Environment:
  *   FAKE_NCCL_DEVICE_LIBRARY / FAKE_NCCL_DEVICE_SYMBOL   see above (optional)
  *   FAKE_NCCL_FAIL_INIT=<n>   ncclCommInitRank returns n
+ *   FAKE_NCCL_FAIL_SENDS=<n>  the first n ncclSend calls of the process fail (ncclInternalError)
+ *   FAKE_NCCL_WAIT_S=<s>      how long a rank waits for its peers (default 20)
  */
 #define FAKE_DRIVER_PREFIX fake_nccl
 #include "fake_log.h"
@@ -24,7 +37,6 @@
 #include <time.h>
 
 #define MAX_RANKS 16
-#define WAIT_S 20
 
 typedef struct {
   char internal[128];
@@ -89,20 +101,71 @@ static void Record(const char* fmt, ...) {
 /* The device query is looked up once for all ranks: worker threads call this concurrently, and
  * an unsynchronized lazy lookup let a second thread see "looked up" before the pointer was set. */
 static int (*g_device_query)(void) = NULL;
+static void (*g_stream_enqueue)(void* stream, void (*run)(void*), void* arg) = NULL;
+static void (*g_stream_flush)(void* stream) = NULL;
+static int g_wait_s = 20;
+static int g_fail_sends = 0;
 static pthread_once_t g_device_query_once = PTHREAD_ONCE_INIT;
 
 static void LookUpDeviceQuery(void) {
+  g_wait_s = EnvInt("FAKE_NCCL_WAIT_S", 20);
+  g_fail_sends = EnvInt("FAKE_NCCL_FAIL_SENDS", 0);
   const char* lib = getenv("FAKE_NCCL_DEVICE_LIBRARY");
   const char* sym = getenv("FAKE_NCCL_DEVICE_SYMBOL");
   if (lib && sym) {
     void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-    if (h) g_device_query = (int (*)(void))dlsym(h, sym);
+    if (!h) return;
+    g_device_query = (int (*)(void))dlsym(h, sym);
+    const char* tail = strstr(sym, "_current_device");
+    char name[256];
+    if (tail && tail - sym < 200) {
+      snprintf(name, sizeof(name), "%.*s_stream_enqueue", (int)(tail - sym), sym);
+      *(void**)&g_stream_enqueue = dlsym(h, name);
+      snprintf(name, sizeof(name), "%.*s_stream_flush", (int)(tail - sym), sym);
+      *(void**)&g_stream_flush = dlsym(h, name);
+      if (!g_stream_flush) g_stream_enqueue = NULL;
+    }
   }
 }
 
+static void Setup(void) { pthread_once(&g_device_query_once, LookUpDeviceQuery); }
+
 static int CurrentDevice(void) {
-  pthread_once(&g_device_query_once, LookUpDeviceQuery);
+  Setup();
   return g_device_query ? g_device_query() : -1;
+}
+
+/* The stream's earlier work lands before a collective reads its inputs. */
+static void Progress(void* stream) {
+  Setup();
+  if (g_stream_flush) g_stream_flush(stream);
+}
+
+typedef struct {
+  void* dst;
+  char* bytes;
+  size_t n;
+} Delivery;
+
+static void RunDelivery(void* arg) {
+  Delivery* d = (Delivery*)arg;
+  memcpy(d->dst, d->bytes, d->n);
+  free(d->bytes);
+  free(d);
+}
+
+/* Writes `n` bytes of `bytes` (malloc'ed; taken over) to `dst` in `stream`'s order. */
+static void Deliver(void* stream, void* dst, char* bytes, size_t n) {
+  Setup();
+  Delivery* d = (Delivery*)malloc(sizeof(Delivery));
+  d->dst = dst;
+  d->bytes = bytes;
+  d->n = n;
+  if (g_stream_enqueue) {
+    g_stream_enqueue(stream, RunDelivery, d);
+  } else {
+    RunDelivery(d);
+  }
 }
 
 static size_t DtypeBytes(int dtype) {
@@ -126,7 +189,7 @@ static int Barrier(Clique* q) {
   } else {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += WAIT_S;
+    until.tv_sec += g_wait_s;
     while (gen == q->generation) {
       if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
         pthread_mutex_unlock(&q->mu);
@@ -354,6 +417,19 @@ static int Meet(Comm* c, Deposit d, const char* name) {
   return kSuccess;
 }
 
+/* This thread's ncclGroupStart nesting, and how many threads are inside a group right now. */
+static __thread int t_group_depth = 0;
+static long g_open_groups = 0;
+
+API long fake_nccl_open_groups(void) { return __atomic_load_n(&g_open_groups, __ATOMIC_SEQ_CST); }
+
+/* A collective (not send/recv) while this thread's group is open: see the header. */
+static int OutsideGroup(Comm* c, const char* name) {
+  if (t_group_depth == 0) return kSuccess;
+  Record("error %s rank=%d inside_open_group depth=%d", name, c->rank, t_group_depth);
+  return kInvalidUsage;
+}
+
 static int Check(Comm* c, size_t count, int dtype, const char* name) {
   if (!c) {
     Record("error %s invalid_comm", name);
@@ -373,6 +449,8 @@ API int ncclAllReduce(const void* send, void* recv, size_t count, int dtype, int
   int rc = Check(c, count, dtype, "allreduce");
   if (rc) return rc;
   if (op < 0 || op > 4) return kInvalidArgument;
+  if ((rc = OutsideGroup(c, "allreduce"))) return rc;
+  Progress(stream);
   Record("allreduce rank=%d count=%zu dtype=%d op=%d stream=%p device=%d", c->rank, count, dtype, op,
          stream, CurrentDevice());
   Deposit d = {kAllReduce, send, recv, count, dtype, op, 0, NULL};
@@ -386,8 +464,7 @@ API int ncclAllReduce(const void* send, void* recv, size_t count, int dtype, int
     Store(tmp, i, dtype, acc);
   }
   if (Barrier(q)) return kSystemError;  // everyone read every send buffer
-  memcpy(recv, tmp, count * DtypeBytes(dtype));
-  free(tmp);
+  Deliver(stream, recv, tmp, count * DtypeBytes(dtype));
   return Barrier(q) ? kSystemError : kSuccess;
 }
 
@@ -395,6 +472,8 @@ API int ncclAllGather(const void* send, void* recv, size_t count, int dtype, voi
   Comm* c = Valid(comm);
   int rc = Check(c, count, dtype, "allgather");
   if (rc) return rc;
+  if ((rc = OutsideGroup(c, "allgather"))) return rc;
+  Progress(stream);
   Record("allgather rank=%d count=%zu dtype=%d stream=%p device=%d", c->rank, count, dtype, stream,
          CurrentDevice());
   Deposit d = {kAllGather, send, recv, count, dtype, 0, 0, NULL};
@@ -404,8 +483,7 @@ API int ncclAllGather(const void* send, void* recv, size_t count, int dtype, voi
   char* tmp = (char*)malloc(bytes * q->nranks + 1);
   for (int r = 0; r < q->nranks; ++r) memcpy(tmp + r * bytes, q->ops[r].send, bytes);
   if (Barrier(q)) return kSystemError;
-  memcpy(recv, tmp, bytes * q->nranks);
-  free(tmp);
+  Deliver(stream, recv, tmp, bytes * q->nranks);
   return Barrier(q) ? kSystemError : kSuccess;
 }
 
@@ -416,6 +494,8 @@ API int ncclBroadcast(const void* send, void* recv, size_t count, int dtype, int
   if (rc) return rc;
   if (root < 0 || root >= c->clique->nranks) return kInvalidArgument;
   if (c->rank == root && !send) return kInvalidArgument;
+  if ((rc = OutsideGroup(c, "broadcast"))) return rc;
+  Progress(stream);
   Record("broadcast rank=%d count=%zu dtype=%d root=%d stream=%p device=%d", c->rank, count, dtype,
          root, stream, CurrentDevice());
   Deposit d = {kBroadcast, send, recv, count, dtype, 0, root, NULL};
@@ -425,8 +505,7 @@ API int ncclBroadcast(const void* send, void* recv, size_t count, int dtype, int
   char* tmp = (char*)malloc(bytes + 1);
   memcpy(tmp, q->ops[root].send, bytes);
   if (Barrier(q)) return kSystemError;
-  memcpy(recv, tmp, bytes);
-  free(tmp);
+  Deliver(stream, recv, tmp, bytes);
   return Barrier(q) ? kSystemError : kSuccess;
 }
 
@@ -439,16 +518,16 @@ typedef struct {
   void* buf;
   size_t count;
   int dtype;
+  void* stream;
 } P2P;
 
-static __thread int t_group_depth = 0;
 static __thread P2P t_pending[4 * MAX_RANKS];
 static __thread int t_num_pending = 0;
 
 static int WaitMail(Clique* q, Mail* m, int want_posted) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += WAIT_S;
+  until.tv_sec += g_wait_s;
   pthread_mutex_lock(&q->mu);
   while (want_posted ? !(m->posted && !m->taken) : (m->posted && !m->taken)) {
     if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
@@ -461,6 +540,7 @@ static int WaitMail(Clique* q, Mail* m, int want_posted) {
 }
 
 static int RunP2P(P2P* ops, int n) {
+  for (int i = 0; i < n; ++i) Progress(ops[i].stream);  // what the streams ran before
   for (int i = 0; i < n; ++i) {  // post every send first, so pairs never deadlock
     if (!ops[i].send) continue;
     Clique* q = ops[i].comm->clique;
@@ -482,7 +562,12 @@ static int RunP2P(P2P* ops, int n) {
     if (WaitMail(q, m, 1)) return kSystemError;
     pthread_mutex_lock(&q->mu);
     int ok = m->count == ops[i].count && m->dtype == ops[i].dtype;
-    if (ok) memcpy(ops[i].buf, m->data, ops[i].count * DtypeBytes(ops[i].dtype));
+    if (ok) {
+      size_t bytes = ops[i].count * DtypeBytes(ops[i].dtype);
+      char* copy = (char*)malloc(bytes + 1);
+      memcpy(copy, m->data, bytes);
+      Deliver(ops[i].stream, ops[i].buf, copy, bytes);
+    }
     m->taken = 1;
     m->posted = 0;
     pthread_cond_broadcast(&q->cv);
@@ -511,9 +596,15 @@ static int PointToPoint(int send, const void* buf, size_t count, int dtype, int 
     Record("error %s rank=%d bad_peer=%d", name, c->rank, peer);
     return kInvalidArgument;
   }
+  Setup();
+  if (send && __atomic_load_n(&g_fail_sends, __ATOMIC_SEQ_CST) > 0 &&
+      __atomic_sub_fetch(&g_fail_sends, 1, __ATOMIC_SEQ_CST) >= 0) {
+    Record("error send rank=%d peer=%d injected_failure device=%d", c->rank, peer, CurrentDevice());
+    return kInternalError;
+  }
   Record("%s rank=%d peer=%d count=%zu dtype=%d stream=%p device=%d grouped=%d", name, c->rank, peer,
          count, dtype, stream, CurrentDevice(), t_group_depth > 0);
-  P2P op = {send, c, peer, (void*)buf, count, dtype};
+  P2P op = {send, c, peer, (void*)buf, count, dtype, stream};
   if (t_group_depth == 0) return RunP2P(&op, 1);
   if (t_num_pending == (int)(sizeof(t_pending) / sizeof(t_pending[0]))) return kInternalError;
   t_pending[t_num_pending++] = op;
@@ -529,7 +620,7 @@ API int ncclRecv(void* buf, size_t count, int dtype, int peer, void* comm, void*
 }
 
 API int ncclGroupStart(void) {
-  ++t_group_depth;
+  if (t_group_depth++ == 0) __atomic_add_fetch(&g_open_groups, 1, __ATOMIC_SEQ_CST);
   return kSuccess;
 }
 
@@ -539,6 +630,7 @@ API int ncclGroupEnd(void) {
     return kInvalidUsage;
   }
   if (--t_group_depth > 0) return kSuccess;
+  __atomic_sub_fetch(&g_open_groups, 1, __ATOMIC_SEQ_CST);
   int n = t_num_pending;
   t_num_pending = 0;
   return RunP2P(t_pending, n);

@@ -5,13 +5,15 @@ interpreter, since libobjc and Metal are opened once per process."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import platform
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from metal_fakes import build_metal_fakes, link_commands, run_commands
 
 from conftest import ARTIFACTS, run_python
 
@@ -46,45 +48,7 @@ def log():
 
 @pytest.fixture(scope="module")
 def fakes(tmp_path_factory) -> dict[str, str]:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.fail("the Metal tests need a C compiler to build the fake Metal")
-    out = tmp_path_factory.mktemp("fake_metal")
-    objc, metal = out / "libfake_objc.so", out / "libfake_metal.so"
-    subprocess.run(
-        [
-            cc,
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-Wl,-soname,libfake_objc.so",
-            "-o",
-            str(objc),
-            str(FAKES / "fake_objc.c"),
-        ],
-        check=True,
-    )
-    subprocess.run(
-        [
-            cc,
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-o",
-            str(metal),
-            str(FAKES / "fake_metal.c"),
-            f"-L{out}",
-            "-l:libfake_objc.so",
-            f"-Wl,-rpath,{out}",
-        ],
-        check=True,
-    )
-    return {
-        "TVM_METAL_OBJC_LIBRARY": str(objc),
-        "TVM_METAL_FRAMEWORK": str(metal),
-        "TVM_METAL_FOUNDATION": str(metal),
-        "TVM_METAL_COREGRAPHICS": str(metal),
-    }
+    return build_metal_fakes(tmp_path_factory.mktemp("fake_metal"))
 
 
 def run_metal(fakes: dict[str, str], body: str, **extra: str) -> dict:
@@ -178,3 +142,54 @@ def test_no_device_and_no_framework(fakes):
     )
     lines = proc.stdout.strip().splitlines()
     assert lines[0] == "False" and "Metal.framework" in proc.stdout
+
+
+# ------------------------------------------------------------------------ the fakes themselves
+
+
+def test_fakes_link_with_ld64_for_the_macos_job(tmp_path):
+    """release.yml's macOS job runs tests/metal on a Mac: the fakes' link must not use GNU ld's
+    -soname or -l:<file>, and the trampolines must assemble as Mach-O.  On a Mac the system's
+    compiler and ld64 link them; elsewhere zig (ziglang, a test dependency) cross-links them for
+    arm64 macOS with its ld64-compatible linker."""
+    if platform.system() == "Darwin":
+        cc = [os.environ.get("CC") or shutil.which("cc") or "cc"]
+    else:
+        spec = importlib.util.find_spec("ziglang")
+        assert spec is not None and spec.origin is not None, "the tests need ziglang (ci/toolchain/pins.toml)"
+        cc = [str(Path(spec.origin).parent / "zig"), "cc", "-target", "aarch64-macos"]
+    commands = link_commands(cc, tmp_path, system="Darwin")
+    flat = " ".join(" ".join(c) for c in commands)
+    assert "-soname" not in flat and "-l:" not in flat and "-rpath" not in flat, flat
+    run_commands(commands)
+    objc, metal = tmp_path / "libfake_objc.so", tmp_path / "libfake_metal.so"
+    for lib in (objc, metal):
+        assert lib.read_bytes()[:4] == b"\xcf\xfa\xed\xfe", lib  # MH_MAGIC_64: a Mach-O dylib
+    # The fake Metal names the fake runtime by its install name, the absolute path.
+    assert str(objc).encode() + b"\0" in metal.read_bytes()
+
+
+def test_command_buffers_complete_only_when_waited_for(fakes):
+    """The fake Metal runs a committed command buffer when the host waits for it, as a GPU would
+    finish it: before the sync the work is pending, after it the result is there."""
+    r = run_metal(
+        fakes,
+        r"""
+def add(b, n, _):
+    a, bb, c = (arr(b[i], n[i], "float32") for i in range(3))
+    c[:] = a + bb
+REFS["add_kernel"] = add
+F.fake_metal_pending.restype = ctypes.c_int
+dev = tvm.metal(0)
+mod = tvm.runtime.load_module(ART + "/metal/add.so")
+a = tvm.runtime.tensor(np.arange(1024, dtype="float32"), dev)
+c = tvm.runtime.empty((1024,), "float32", dev)
+dev.sync()
+mod["add"](a, a, c)
+pending = F.fake_metal_pending()
+dev.sync()
+print(json.dumps({"pending": pending, "after": F.fake_metal_pending(),
+                  "ok": bool((c.numpy() == 2 * np.arange(1024, dtype="float32")).all())}))
+""",
+    )
+    assert r["pending"] >= 1 and r["after"] == 0 and r["ok"], r

@@ -9,16 +9,14 @@ in a fresh interpreter: libobjc and Metal are opened once per process."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import struct
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_testing import Reader, build_fake_library, embedded_module, run_diagnostics
+from backend_testing import Reader, embedded_module, run_diagnostics
+from metal_fakes import build_metal_fakes
 
 from conftest import ARTIFACTS, run_python
 
@@ -31,23 +29,8 @@ HANDLE = (3, 64, 1)
 
 @pytest.fixture(scope="module")
 def metal_env(tmp_path_factory) -> dict[str, str]:
-    """The fakes, built with the shared helper, and the env vars that point the backend at them."""
-    out = tmp_path_factory.mktemp("fake_metal_fixtures")
-    objc = build_fake_library(FAKES / "fake_objc.c", out / "libfake_objc.so")
-    # fake_metal.c calls into the fake runtime, so it is linked against it.
-    metal = out / "libfake_metal.so"
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-o", str(metal), str(FAKES / "fake_metal.c"), str(objc)],
-        check=True,
-        capture_output=True,
-    )
-    return {
-        "TVM_METAL_OBJC_LIBRARY": str(objc),
-        "TVM_METAL_FRAMEWORK": str(metal),
-        "TVM_METAL_FOUNDATION": str(metal),
-        "TVM_METAL_COREGRAPHICS": str(metal),
-    }
+    """The fakes (metal_fakes.py) and the env vars that point the backend at them."""
+    return build_metal_fakes(tmp_path_factory.mktemp("fake_metal_fixtures"))
 
 
 # ------------------------------------------------------------------------ the artifacts' own facts

@@ -36,9 +36,23 @@ def rocm_device(tvm: Any, index: int = 0) -> Any:
     return device_or_skip(tvm, tvm.rocm(index), ROCM, "ROCm", fallback_reason=f"no ROCm device {index}")
 
 
-def rocm_cases(kind: str = "kernel") -> list[dict[str, Any]]:
-    """The ROCm artifacts for the default architecture (gfx90a)."""
-    return [c for c in ROCM_MANIFEST["cases"] if c["kind_of_case"] == kind and c["arch"] == "gfx90a"]
+# The architectures the fixtures are built for (generate_rocm.py), as a fake HIP device reports
+# them: gcnArchName, wavefront size, and EF_AMDGPU_MACH of their code objects.
+ARCHS = {
+    "gfx90a": {"gcn": "gfx90a:sramecc+:xnack-", "warp": 64, "mach": 0x3F},
+    "gfx942": {"gcn": "gfx942:sramecc+:xnack-", "warp": 64, "mach": 0x4C},
+    "gfx1100": {"gcn": "gfx1100", "warp": 32, "mach": 0x41},
+}
+
+
+def fake_arch_env(arch: str) -> dict[str, str]:
+    """The fake HIP's settings for a device of `arch`."""
+    return {"FAKE_HIP_ARCH": ARCHS[arch]["gcn"], "FAKE_HIP_WARP": str(ARCHS[arch]["warp"])}
+
+
+def rocm_cases(kind: str = "kernel", arch: str = "gfx90a") -> list[dict[str, Any]]:
+    """The ROCm artifacts built for `arch` (default gfx90a, the files without a suffix)."""
+    return [c for c in ROCM_MANIFEST["cases"] if c["kind_of_case"] == kind and c["arch"] == arch]
 
 
 def rocm_case(name: str) -> dict[str, Any]:

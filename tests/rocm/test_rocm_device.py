@@ -1,7 +1,8 @@
 """The ROCm backend on a real AMD GPU: attributes and the target config, memory and copies,
 pinned memory, streams, every apache-tvm 0.27 ROCm artifact against numpy, the Relax MLP on the
-VM, the device timer.  The artifacts are built for gfx90a (MI200); on another GPU the kernels
-raise the architecture error, which is checked instead.  Skipped without a GPU."""
+VM, the device timer.  The artifacts are built for gfx90a (MI200), gfx942 (MI300) and gfx1100
+(RDNA3): the GPU runs those of its own architecture; on any other GPU the gfx90a kernels raise
+the architecture error, which is checked instead.  Skipped without a GPU."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 import numpy as np
 import pytest
 from backend_testing import check_host_round_trip, check_outputs, check_relax_case
-from rocm_support import artifact, rocm_cases, rocm_device
+from rocm_support import ARCHS, rocm_cases, rocm_device
 
 import tvm
 import tvm.backend.rocm as hook
@@ -24,8 +25,13 @@ def dev():
     return rocm_device(tvm)
 
 
+def device_arch(dev) -> str:
+    """The GPU's processor (gcnArchName without its feature flags), e.g. gfx942."""
+    return str(dev._GetDeviceAttr(10, dev.index, 10)).split(":")[0]
+
+
 def runs_fixtures(dev) -> bool:
-    return str(dev._GetDeviceAttr(10, dev.index, 10)).split(":")[0] == "gfx90a"
+    return device_arch(dev) in ARCHS
 
 
 def test_attributes_and_target(dev):
@@ -61,25 +67,28 @@ def test_streams(dev):
 
 @pytest.mark.parametrize("case_", KERNELS, ids=[c["name"] for c in KERNELS])
 def test_kernel_artifacts_match_numpy(dev, case_):
+    """Each kernel (named by its gfx90a fixture), in the build for the GPU's architecture."""
     if not runs_fixtures(dev):
         with pytest.raises(RuntimeError, match="it was built for gfx90a"):
             run_kernel_call(tvm, case_, case_["calls"][0], dev)
         return
-    for call in case_["calls"]:
-        check_outputs(case_, run_kernel_call(tvm, case_, call, dev))
+    (own,) = [c for c in rocm_cases(arch=device_arch(dev)) if c["function"] == case_["function"]]
+    for call in own["calls"]:
+        check_outputs(own, run_kernel_call(tvm, own, call, dev))
 
 
 def test_relax_mlp(dev):
     if not runs_fixtures(dev):
-        pytest.skip("no ROCm device with gfx90a (the fixtures' architecture)")
-    (case_,) = [c for c in rocm_cases("vm") if c["name"] == "mlp"]
+        pytest.skip(f"no ROCm device with one of the fixtures' architectures ({', '.join(ARCHS)})")
+    (case_,) = rocm_cases("vm", arch=device_arch(dev))
     check_relax_case(tvm, case_, tvm.runtime.load_module(str(ARTIFACTS / case_["file"])), dev)
 
 
 def test_time_evaluator(dev):
     if not runs_fixtures(dev):
-        pytest.skip("no ROCm device with gfx90a (the fixtures' architecture)")
-    mod = tvm.runtime.load_module(artifact("add"))
+        pytest.skip(f"no ROCm device with one of the fixtures' architectures ({', '.join(ARCHS)})")
+    (add,) = [c for c in rocm_cases(arch=device_arch(dev)) if c["function"] == "add"]
+    mod = tvm.runtime.load_module(str(ARTIFACTS / add["file"]))
     a = tvm.runtime.tensor(np.ones(1024, "float32"), dev)
     c = tvm.runtime.empty((1024,), "float32", dev)
     assert mod.time_evaluator("add", dev, number=10)(a, a, c).mean > 0

@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import textwrap
 
 import pytest
 from backend_testing import assert_workspace_pool_reused, run_diagnostics, workspace_pool_script
-from rocm_support import HERE, build_fake_hip, fnv1a, hip_payload_of, parse_log, rocm_cases, unpack_args
+from rocm_support import (
+    ARCHS,
+    HERE,
+    build_fake_hip,
+    fake_arch_env,
+    fnv1a,
+    hip_payload_of,
+    parse_log,
+    rocm_cases,
+    unpack_args,
+)
 
 from conftest import ARTIFACTS, REPO, run_python
 
@@ -228,8 +239,10 @@ def _dims(s: str) -> tuple[int, ...]:
     return tuple(int(v) for v in s.split(","))
 
 
-def test_artifacts_reach_hip_as_apache_tvm_launches_them(fake):
-    names = [c["name"] for c in rocm_cases()]
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_artifacts_reach_hip_as_apache_tvm_launches_them(fake, arch):
+    """Every fixture of `arch` on a fake device of that architecture."""
+    names = [c["name"] for c in rocm_cases(arch=arch)]
     r = run_fake(
         fake,
         f"""
@@ -247,15 +260,18 @@ def test_artifacts_reach_hip_as_apache_tvm_launches_them(fake):
             runs[name] = calls
         result(runs=runs)
         """,
+        **fake_arch_env(arch),
     )
+    assert sorted(r["runs"]) == sorted(names) and len(names) >= 6
     for name, calls in r["runs"].items():
-        case_ = next(c for c in rocm_cases() if c["name"] == name)
+        case_ = next(c for c in rocm_cases(arch=arch) if c["name"] == name)
+        kernel = case_["function"]
         payload = hip_payload_of(ARTIFACTS / case_["file"])
         for i, run in enumerate(calls):
             log = run["log"]
             loads = parse_log(log, "module_load")
             assert [ld["fnv"] for ld in loads] == [fnv1a(payload.code)], (name, log)
-            assert loads[0]["mach"] == "0x3f"  # gfx90a
+            assert loads[0]["mach"] == hex(ARCHS[arch]["mach"])
             launches = parse_log(log, "launch")
             assert [ln["kernel"] for ln in launches] == case_["device_kernels"], log
             for ln in launches:
@@ -265,15 +281,21 @@ def test_artifacts_reach_hip_as_apache_tvm_launches_them(fake):
                 handles = [v for v, t in zip(values, arg_types) if t == (3, 64, 1)]
                 assert all(h != 0 and h % 64 == 0 for h in handles), (name, values)
                 scalars = [v for v, t in zip(values, arg_types) if t != (3, 64, 1)]
-                if name == "dyn_muladd":
+                if kernel == "dyn_muladd":
                     assert scalars == [[17, 1000][i]]
                 else:
-                    assert sorted(scalars) == sorted(run["scalars"]), (name, scalars)
+                    # In the kernel's parameter order, which is the call's (float32 values
+                    # compared as float32, the width the buffer holds them in).
+                    expected = [
+                        struct.unpack("<f", struct.pack("<f", v))[0] if isinstance(v, float) else v
+                        for v in run["scalars"]
+                    ]
+                    assert scalars == expected, (name, scalars, run["scalars"])
                 assert ln["stream"] == "0" and ln["device"] == "0" and ln["smem"] == "0"
-                if name in EXPECTED_DIMS:
-                    grid, block = EXPECTED_DIMS[name][i][ln["kernel"]]
+                if kernel in EXPECTED_DIMS:
+                    grid, block = EXPECTED_DIMS[kernel][i][ln["kernel"]]
                     assert (_dims(ln["grid"]), _dims(ln["block"])) == (grid, block), (name, ln)
-        if name == "workspace":
+        if kernel == "workspace":
             # The 2 MiB intermediate comes from the device workspace pool (device type 10).
             assert "alloc device=0 bytes=2097152" in calls[0]["log"]
 
@@ -306,22 +328,24 @@ def test_module_is_loaded_once_per_device(fake):
     assert sorted(parse_log(r["unload"], "module_unload"), key=str) == [{"device": "0"}, {"device": "1"}]
 
 
-def test_relax_mlp_runs_on_the_vm(fake):
-    case_ = next(c for c in rocm_cases("vm") if c["name"] == "mlp")
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_relax_mlp_runs_on_the_vm(fake, arch):
+    (case_,) = rocm_cases("vm", arch=arch)
     r = run_fake(
         fake,
         f"""
         dev = tvm.rocm(0)
-        case_ = rocm_case("mlp")
+        case_ = rocm_case({case_["name"]!r})
         call = case_["calls"][0]
         data = np.load(os.path.join({str(ARTIFACTS)!r}, call["npz"]))
-        vm = tvm.runtime.vm.VirtualMachine(tvm.runtime.load_module(artifact("mlp")), dev)
+        vm = tvm.runtime.vm.VirtualMachine(tvm.runtime.load_module(artifact(case_["name"])), dev)
         inputs = [tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]]
         clear()
         out = vm["main"](*inputs)
         dev.sync()
         result(shape=list(out.shape), device=str(out.device), log=log())
         """,
+        **fake_arch_env(arch),
     )
     assert r["shape"] == [4, 8] and "rocm" in r["device"]
     payload = hip_payload_of(ARTIFACTS / case_["file"])

@@ -5,7 +5,8 @@
  * Every message the backend sends is appended to a text log, one line per message:
  * `<selector> key=value ...` (objects as `<Class>#<serial>`, setBytes payloads in hex), which the
  * tests read with fake_metal_log().  "Compiling" MSL finds the `kernel void <name>(` functions of
- * the source; a committed command buffer "runs" its dispatches by calling the executor the test
+ * the source; a committed command buffer "runs" (when the host waits for it, see m_commit) its
+ * blits and dispatches, the latter by calling the executor the test
  * registered (fake_metal_set_executor), a CPU reference keyed by kernel name, with the bound
  * buffers' contents, the setBytes payload and the grid.  Failures are injected through
  * environment variables read at each call:
@@ -513,15 +514,52 @@ static void run(FCommandBuffer* cb) {
   }
 }
 
+/* Committed command buffers that have not run yet, in commit order: as on a GPU, a command
+ * buffer's work lands only when the host waits for it (waitUntilCompleted, which also runs every
+ * command buffer committed before it), so a missing wait reads stale buffer contents.  Polling
+ * -status does not make progress here: a poll-only wait would never finish, which the tests see. */
+#define MAX_PENDING 4096
+static FCommandBuffer* g_pending[MAX_PENDING];
+static int g_num_pending;
+static pthread_mutex_t g_pending_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int fake_metal_pending(void) {
+  pthread_mutex_lock(&g_pending_mu);
+  int n = g_num_pending;
+  pthread_mutex_unlock(&g_pending_mu);
+  return n;
+}
+
 static void m_commit(id self, SEL _cmd) {
   FCommandBuffer* cb = self;
   log_line("commit command_buffer=%s dispatches=%d blits=%d", NAME(self), cb->num_dispatches,
            cb->num_blits);
-  cb->status = 4;  // MTLCommandBufferStatusCompleted, unless a dispatch fails
-  run(cb);
+  cb->status = 2;  // MTLCommandBufferStatusCommitted
+  fake_objc_retain(self);  // the queue keeps it until it ran
+  pthread_mutex_lock(&g_pending_mu);
+  if (g_num_pending == MAX_PENDING) {
+    fprintf(stderr, "fake metal: more than %d command buffers committed without a wait\n",
+            MAX_PENDING);
+    abort();
+  }
+  g_pending[g_num_pending++] = cb;
+  pthread_mutex_unlock(&g_pending_mu);
 }
 static void m_wait(id self, SEL _cmd) {
   log_line("waitUntilCompleted command_buffer=%s", NAME(self));
+  for (;;) {
+    pthread_mutex_lock(&g_pending_mu);
+    int found = 0;
+    for (int i = 0; i < g_num_pending && !found; ++i) found = g_pending[i] == self;
+    FCommandBuffer* next = found ? g_pending[0] : NULL;
+    if (found) memmove(g_pending, g_pending + 1, (size_t)--g_num_pending * sizeof(g_pending[0]));
+    pthread_mutex_unlock(&g_pending_mu);
+    if (next == NULL) return;  // already ran (or never committed)
+    next->status = 4;  // MTLCommandBufferStatusCompleted, unless a dispatch fails
+    run(next);
+    fake_objc_release((id)next);
+    if ((id)next == self) return;
+  }
 }
 static NSUInteger m_status(id self, SEL _cmd) { return ((FCommandBuffer*)self)->status; }
 static id m_error(id self, SEL _cmd) {

@@ -247,6 +247,18 @@ __attribute__((visibility("hidden"), used)) void* fake_objc_lookup_stret(id self
 #endif
 }
 
+/* The trampolines' symbol directives: Mach-O (the macOS job) prefixes C names with '_' and has
+ * no .type/.size; ELF has both. */
+#if defined(__APPLE__)
+#define FAKE_C(name) "_" #name
+#define FAKE_BEGIN(name) ".globl _" #name "\n.p2align 2\n_" #name ":\n"
+#define FAKE_END(name) ""
+#else
+#define FAKE_C(name) #name
+#define FAKE_BEGIN(name) ".globl " #name "\n.type " #name ", %function\n" #name ":\n"
+#define FAKE_END(name) ".size " #name ", .-" #name "\n"
+#endif
+
 #if defined(__x86_64__)
 /* Saves rdi, rsi, rdx, rcx, r8, r9, rax (the vector-register count of variadic calls) and
  * xmm0-7 in a frame that keeps rsp 16-byte aligned at the call (entry: rsp = 8 mod 16). */
@@ -267,41 +279,32 @@ __attribute__((visibility("hidden"), used)) void* fake_objc_lookup_stret(id self
   "  addq $200, %rsp\n"                                                                        \
   "  jmp *%r11\n"
 __asm__(
-    ".text\n"
-    ".globl objc_msgSend\n"
-    ".type objc_msgSend, @function\n"
-    "objc_msgSend:\n" FAKE_SAVE "  call fake_objc_lookup\n" FAKE_RESTORE_AND_JUMP
-    ".size objc_msgSend, .-objc_msgSend\n"
+    ".text\n" FAKE_BEGIN(objc_msgSend) FAKE_SAVE "  call " FAKE_C(fake_objc_lookup) "\n"
+    FAKE_RESTORE_AND_JUMP FAKE_END(objc_msgSend)
     /* objc_msgSend_stret(void* result, id self, SEL sel, ...): the receiver is the 2nd arg. */
-    ".globl objc_msgSend_stret\n"
-    ".type objc_msgSend_stret, @function\n"
-    "objc_msgSend_stret:\n" FAKE_SAVE
+    FAKE_BEGIN(objc_msgSend_stret) FAKE_SAVE
     "  movq %rsi, %rdi\n  movq %rdx, %rsi\n"
-    "  call fake_objc_lookup_stret\n" FAKE_RESTORE_AND_JUMP
-    ".size objc_msgSend_stret, .-objc_msgSend_stret\n");
+    "  call " FAKE_C(fake_objc_lookup_stret) "\n" FAKE_RESTORE_AND_JUMP
+    FAKE_END(objc_msgSend_stret));
 #elif defined(__aarch64__)
 /* Saves x0-x8 (x8: the address of a returned struct) and q0-q7; jumps through x16 as the
  * real one does. */
 __asm__(
-    ".text\n"
-    ".globl objc_msgSend\n"
-    ".type objc_msgSend, %function\n"
-    "objc_msgSend:\n"
+    ".text\n" FAKE_BEGIN(objc_msgSend)
     "  stp x29, x30, [sp, #-224]!\n"
     "  mov x29, sp\n"
     "  stp x0, x1, [sp, #16]\n  stp x2, x3, [sp, #32]\n  stp x4, x5, [sp, #48]\n"
     "  stp x6, x7, [sp, #64]\n  str x8, [sp, #80]\n"
     "  stp q0, q1, [sp, #96]\n  stp q2, q3, [sp, #128]\n  stp q4, q5, [sp, #160]\n"
     "  stp q6, q7, [sp, #192]\n"
-    "  bl fake_objc_lookup\n"
+    "  bl " FAKE_C(fake_objc_lookup) "\n"
     "  mov x16, x0\n"
     "  ldp x0, x1, [sp, #16]\n  ldp x2, x3, [sp, #32]\n  ldp x4, x5, [sp, #48]\n"
     "  ldp x6, x7, [sp, #64]\n  ldr x8, [sp, #80]\n"
     "  ldp q0, q1, [sp, #96]\n  ldp q2, q3, [sp, #128]\n  ldp q4, q5, [sp, #160]\n"
     "  ldp q6, q7, [sp, #192]\n"
     "  ldp x29, x30, [sp], #224\n"
-    "  br x16\n"
-    ".size objc_msgSend, .-objc_msgSend\n");
+    "  br x16\n" FAKE_END(objc_msgSend));
 #else
 #error "the fake objc_msgSend exists for x86_64 and aarch64 only"
 #endif

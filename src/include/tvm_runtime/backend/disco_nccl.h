@@ -242,6 +242,31 @@ inline void CheckPeer(const WorkerComms& w, int peer, const char* func) {
   }
 }
 
+/* An ncclGroupStart..ncclGroupEnd bracket that is always closed: NCCL's group state is per
+ * thread, so a send or recv that fails inside it and throws would otherwise leave this worker's
+ * thread in the group, and every later collective of the worker would be queued into it and
+ * never run.  End() reports ncclGroupEnd's failure; the destructor (on the error path) ends the
+ * group quietly, since the error already being thrown is the one that says what went wrong. */
+class Group {
+ public:
+  explicit Group(const WorkerComms& w) : w_(w) {
+    Check(w_, w_.api->GroupStart(), "ncclGroupStart");
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  ~Group() {
+    if (open_) w_.api->GroupEnd();
+  }
+  void End() {
+    open_ = false;
+    Check(w_, w_.api->GroupEnd(), "ncclGroupEnd");
+  }
+
+ private:
+  const WorkerComms& w_;
+  bool open_ = true;
+};
+
 /* Point to point with another worker of the session (a group of one, as 0.27 issues it). */
 inline void PointToPoint(const DiscoNcclConfig& cfg, const ::tvm::ffi::Tensor& buffer, int peer,
                          bool send) {
@@ -250,12 +275,12 @@ inline void PointToPoint(const DiscoNcclConfig& cfg, const ::tvm::ffi::Tensor& b
   CheckPeer(w, peer, f);
   char* data = Data(w, buffer, f);
   DataType t = AsNcclType(buffer.dtype(), f);
-  Check(w, w.api->GroupStart(), "ncclGroupStart");
+  Group group(w);
   Check(w,
         send ? w.api->Send(data, Numel(buffer), t, peer, w.world, Stream(w))
              : w.api->Recv(data, Numel(buffer), t, peer, w.world, Stream(w)),
         send ? "ncclSend" : "ncclRecv");
-  Check(w, w.api->GroupEnd(), "ncclGroupEnd");
+  group.End();
 }
 
 /* Worker 0 of the communicator sends part i of `parts` to rank i (scatter) or receives it from
@@ -274,16 +299,21 @@ inline void RootParts(const DiscoNcclConfig& cfg, const char* f, bool scatter, b
                : w.api->Recv(buf, count, t, peer, comm, Stream(w)),
           send ? "ncclSend" : "ncclRecv");
   };
-  Check(w, w.api->GroupStart(), "ncclGroupStart");
+  // Every argument is checked before the group opens, so a bad one never leaves it open.
+  char* whole = nullptr;
   if (IsRoot(w, in_group)) {
     if (!parts.has_value())
       Fail("ValueError", std::string(f) + ": worker 0 needs the whole buffer");
     RequireNumel(Numel(*parts), count * n, f, "the whole buffer");
-    char* data = Data(w, *parts, f);
-    for (int i = 0; i < n; ++i) move(scatter, data + i * count * ElemBytes(own.dtype()), i);
+    whole = Data(w, *parts, f);
   }
-  move(!scatter, Data(w, own, f), 0);
-  Check(w, w.api->GroupEnd(), "ncclGroupEnd");
+  char* mine = Data(w, own, f);
+  Group group(w);
+  if (whole != nullptr) {
+    for (int i = 0; i < n; ++i) move(scatter, whole + i * count * ElemBytes(own.dtype()), i);
+  }
+  move(!scatter, mine, 0);
+  group.End();
 }
 
 /* Registers runtime.disco.<ccl>.* for `cfg` (which must outlive the process). */
