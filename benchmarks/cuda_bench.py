@@ -267,8 +267,8 @@ def main() -> int:
     notes = {}
     if args.fake_driver:
         notes["mode"] = f"fake driver {args.fake_driver}: host path only, results not checked"
-    elif args.apache_pythonpath or os.path.exists(args.apache_python):
-        impls["apache-tvm"] = args.apache_python if not args.apache_pythonpath else sys.executable
+    elif os.path.exists(args.apache_python):
+        impls["apache-tvm"] = args.apache_python
         if args.apache_pythonpath:
             envs["apache-tvm"] = {
                 **os.environ,

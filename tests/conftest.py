@@ -72,6 +72,13 @@ def run_kernel_call(
     return outputs
 
 
+def pythonpath(*dirs: str | os.PathLike) -> str:
+    """``dirs`` ahead of the inherited PYTHONPATH, for a child's environment: the wheels under test
+    may themselves be on PYTHONPATH (a `pip --target` install, as the prepared GPU check makes)."""
+    inherited = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([*(os.fspath(d) for d in dirs), *([inherited] if inherited else [])])
+
+
 def run_python(
     code: str, env: dict[str, str] | None = None, cwd: str | None = None, check: bool = True
 ) -> subprocess.CompletedProcess:

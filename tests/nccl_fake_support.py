@@ -13,7 +13,7 @@ from typing import Any
 
 from backend_testing import build_fake_library, parse_log
 
-from conftest import REPO, run_python
+from conftest import REPO, pythonpath, run_python
 
 FAKE_NCCL_SOURCE = Path(__file__).resolve().parent / "fake_drivers" / "fake_nccl.c"
 HELPERS = REPO / "tests" / "extra"
@@ -81,7 +81,7 @@ print("RESULT:" + json.dumps(out))
 
 def run_fake_collectives(ccl: str, n: int, groups: int, env: dict[str, str]) -> dict[str, Any]:
     code = SCRIPT.format(ccl=ccl, n=n, groups=groups)
-    full_env = {"PYTHONPATH": str(HELPERS), **env}
+    full_env = {"PYTHONPATH": pythonpath(HELPERS), **env}
     proc = run_python(textwrap.dedent(code), env=full_env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     assert lines, proc.stdout + proc.stderr

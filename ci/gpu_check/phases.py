@@ -13,7 +13,7 @@ CUDA_TESTS = [
     "tests/byoc/test_cuda_byoc_gpu.py",
     "tests/byoc/test_cublas_json.py",
     "tests/byoc/test_cudnn_json.py",
-    "tests/core/test_target_detect.py",
+    "tests/core/test_target_detect.py::test_cuda_detects_or_says_why",
     "tests/faults/test_fault_kernel_build.py",
 ]
 

@@ -59,6 +59,7 @@ class Check:
         self.carry, self.out, self.fake = carry, out, fake
         self.scratch = Path(tempfile.mkdtemp(prefix="tvm-gpu-check-"))
         self.site = self.scratch / "site"
+        self.python = sys.executable
         self.apache_site = self.scratch / "apache-site"
         self.env = dict(os.environ)
         self.results: dict = {"mode": "fake driver" if fake else "GPU", "phases": {}}
@@ -144,6 +145,8 @@ def install(check: Check) -> None:
     names += ["tvm-runtime-webgpu", "tvm-runtime-extra", "apache-tvm-ffi", "wgpu"]
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-compile"]
     pip += ["--disable-pip-version-check", "--find-links", str(wheels)]
+    # `pip --target` + PYTHONPATH, as the first GPU run did: cuda-pathfinder then still finds the
+    # machine's NVIDIA pip libraries in its site-packages (it searches those, not sys.path).
     r = check.run([*pip, "--target", str(check.site), *names], timeout=120)
     # apache-tvm runtime-only: its own tvm-ffi (same version), ml_dtypes, typing_extensions, tvm.
     apache = check.carry / "apache"
@@ -164,8 +167,8 @@ def install(check: Check) -> None:
     if tarball.exists():
         with tarfile.open(tarball) as tar:
             tar.extractall(check.apache_site, filter="data")
-    check.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(check.site), os.environ.get("PYTHONPATH")]))
     check.results["phases"]["install"] = {**r, "apache_rc": r2["rc"]}
+    check.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(check.site), os.environ.get("PYTHONPATH")]))
     check.say(f"installed the carried wheels into {check.site}: {r}; apache-tvm runtime-only: {r2}")
 
 
@@ -210,16 +213,16 @@ def fake_driver(check: Check) -> None:
 
 
 def backend_table(check: Check) -> None:
-    r = check.run([sys.executable, "-m", "tvm.backend"], timeout=120, log=check.out / "backends.txt")
+    r = check.run([check.python, "-m", "tvm.backend"], timeout=120, log=check.out / "backends.txt")
     check.results["phases"]["backends"] = r
     check.say(f"python -m tvm.backend: {r}")
 
 
 def _pytest(check: Check, name: str, paths: list[str], require_cuda: bool) -> None:
-    present = [p for p in paths if (REPO / p).exists()]
+    present = [p for p in paths if (REPO / p.split("::")[0]).exists()]
     # The junit file stays in the scratch folder: the device tool returns at most 8 files.
     xml = check.scratch / f"pytest-{name}.xml"
-    cmd = [sys.executable, "-m", "pytest", *present, "-v", "-rfEs", "-p", "no:cacheprovider"]
+    cmd = [check.python, "-m", "pytest", *present, "-v", "-rfEs", "-p", "no:cacheprovider"]
     cmd += ["--junitxml", str(xml), "--ignore-glob", "*packaging*"]
     if importlib.util.find_spec("pytest_timeout") is not None:
         cmd += ["-p", "pytest_timeout", "--timeout", "120"]
@@ -264,11 +267,13 @@ def parse_pytest(xml: Path, log: Path) -> dict:
 
 def cuda_benchmark(check: Check) -> None:
     out = check.out / "bench-cuda.json"
-    cmd = [sys.executable, str(REPO / "benchmarks" / "cuda_bench.py"), "--json", str(out), "--quick"]
+    cmd = [check.python, str(REPO / "benchmarks" / "cuda_bench.py"), "--json", str(out), "--quick"]
     env = dict(check.env)
     if check.fake:
         cmd += ["--fake-driver", check.bench_env["TVM_CUDA_DRIVER_LIBRARY"]]
     else:
+        # apache-tvm's workers get a PYTHONPATH of its install alone: with ours visible it would
+        # autoload our backends, whose entry points share its `tvm.backends` group.
         cmd += ["--apache-python", sys.executable, "--apache-pythonpath", str(check.apache_site)]
     r = check.run(cmd, timeout=PHASE_SECONDS["bench"], env=env, log=check.out / "bench-cuda.log")
     if out.exists():

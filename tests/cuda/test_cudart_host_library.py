@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cuda_support import HERE, build_fake_driver
 
-from conftest import run_python
+from conftest import pythonpath, run_python
 
 
 def _cc() -> str:
@@ -118,7 +118,7 @@ def run(built, **env) -> dict:
 
 
 def test_cudart_from_the_wheel_layout_is_preloaded(built):
-    r = run(built, PYTHONPATH=built["site"], TVM_CUDART_LIBRARY="")
+    r = run(built, PYTHONPATH=pythonpath(built["site"]), TVM_CUDART_LIBRARY="")
     assert r.get("count") == 2, r
     assert r["dst"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert "cudaMemcpy bytes=24 kind=3" in r["log"] and "cudaGetDeviceCount count=2" in r["log"]

@@ -117,6 +117,6 @@ def test_summary_page(tmp_path):
 
 def test_selection_names_existing_paths_and_fits_the_command_limit():
     for path in (*phases.CUDA_TESTS, *phases.OTHER_GPU_TESTS):
-        assert (REPO / path).exists(), path
+        assert (REPO / path.split("::")[0]).exists(), path
     # The device tool stops one command at 10 minutes; installation and probing need under one.
     assert sum(phases.PHASE_SECONDS.values()) <= 8 * 60

@@ -17,7 +17,7 @@ from nccl_fake_support import (
 )
 from rocm_support import build_fake_hip
 
-from conftest import run_python
+from conftest import pythonpath, run_python
 
 ROCM = 10
 
@@ -71,7 +71,7 @@ def test_failed_send_still_ends_the_group(fakes):
     """A send that fails inside send_to_worker's ncclGroupStart/End must not leave the worker's
     thread in the group (NCCL would hold back every later collective of that worker)."""
 
-    env = env_for(fakes, 2, FAKE_NCCL_FAIL_SENDS="1", FAKE_NCCL_WAIT_S="2", PYTHONPATH=str(HELPERS))
+    env = env_for(fakes, 2, FAKE_NCCL_FAIL_SENDS="1", FAKE_NCCL_WAIT_S="2", PYTHONPATH=pythonpath(HELPERS))
     proc = run_python(GROUP_SCRIPT, env=env)
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     r = json.loads(line[len("RESULT:") :])
