@@ -286,6 +286,7 @@ def dev():
 def run_case(vm, case: dict, call: dict, dev) -> np.ndarray:
     data = np.load(ARTIFACTS / call["npz"])
     out = vm["main"](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
+    dev.sync()  # the work may be on a stream the user made current
     got = out.numpy()
     np.testing.assert_allclose(got, data[call["outputs"][0]], rtol=case["rtol"], atol=case["atol"])
     return got
