@@ -191,8 +191,10 @@ def test_static_model_captures_once_then_replays(fake):
     first_layer = [
         ln for ln in parse_log(r["logs"][1], "launch") if ln["kernel"] == "fused_matmul_add_relu_kernel"
     ]
-    written = first_layer[0]["params"].split(",")[-1]
-    assert written in graph["nodes"][0]["params"].split(","), (first_layer, graph)
+    # (The weights are distinct constants and the input is new each call: what both kernels
+    # have in common is the intermediate buffer.)
+    shared = set(first_layer[0]["params"].split(",")) & set(graph["nodes"][0]["params"].split(","))
+    assert len(shared) == 1, (first_layer, graph)
     # One graph while the VM lives, destroyed with it.
     assert r["live"] == 1 and r["after"] == 0
     assert parse_log(r["freed"], "graph_exec_destroy") == [{"exec": graph["exec"]}]
