@@ -24,9 +24,6 @@ struct Unprovided {
 // those registered to fail with their reason, and those a wheel owns, whose advice names it);
 // tests/core/test_runtime_surface.py compares the two.
 constexpr Unprovided kUnprovided[] = {
-    {"vm.builtin.cuda_graph.*",
-     "CUDA graph capture (relax.backend.use_cuda_graph) is not implemented by tvm-runtime-cuda; "
-     "compile the model without it (the default)"},
     {"runtime.cuTensorMapEncodeTiled",
      "TMA tensor maps (Hopper kernels using cp.async.bulk.tensor) are not created by "
      "tvm-runtime-cuda yet"},

@@ -123,6 +123,16 @@ SAME_FN(ModuleGetFunction, cuModuleGetFunction);
 SAME_FN(FuncSetAttribute, cuFuncSetAttribute);
 SAME_FN(LaunchKernel, cuLaunchKernel);
 SAME_FN(LaunchKernelEx, cuLaunchKernelEx);
+// CUDA graphs
+SAME_VALUE(CU_STREAM_CAPTURE_MODE_GLOBAL);
+SAME_VALUE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+SAME_VALUE(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+SAME_FN(StreamBeginCapture, cuStreamBeginCapture_v2);
+SAME_FN(StreamEndCapture, cuStreamEndCapture);
+SAME_FN(GraphInstantiateWithFlags, cuGraphInstantiateWithFlags);
+SAME_FN(GraphLaunch, cuGraphLaunch);
+SAME_FN(GraphExecDestroy, cuGraphExecDestroy);
+SAME_FN(GraphDestroy, cuGraphDestroy);
 
 #ifdef CHECK_NVRTC_H
 #include <nvrtc.h>

@@ -130,6 +130,20 @@ constexpr unsigned int CU_EVENT_DISABLE_TIMING = 0x2;
 // cuda.h defines CU_MEMHOSTALLOC_PORTABLE as a macro; a different name keeps both usable.
 constexpr unsigned int kMemHostAllocPortable = 0x1;
 
+// CUDA graphs (cuda_graph.cc): stream capture and replay.
+#ifdef TVM_RUNTIME_CUDA_CHECK_AGAINST_CUDA_H
+using CUgraph = ::CUgraph;
+using CUgraphExec = ::CUgraphExec;
+using CUstreamCaptureMode = ::CUstreamCaptureMode;
+#else
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+using CUstreamCaptureMode = int;
+#endif
+constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
+constexpr int CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+constexpr int CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+
 /* Entry points, filled by cuda_library.cc.  Comments name the exported symbol when it is not
  * the plain one: the "_v2" ABI is what cuda.h's macros select for CUDA >= 3.2 callers. */
 struct CuApi {
@@ -181,6 +195,15 @@ struct CuApi {
   // Optional: CUDA >= 12.0 drivers; needed only for cluster, cooperative and PDL launches.
   CUresult (*LaunchKernelEx)(const CUlaunchConfig* config, CUfunction f, void** kernel_params,
                              void** extra);
+  // Optional: CUDA graphs (CUDA >= 11.4 drivers), needed only by vm.builtin.cuda_graph.*.
+  CUresult (*StreamBeginCapture)(CUstream stream,
+                                 CUstreamCaptureMode mode);  // cuStreamBeginCapture_v2
+  CUresult (*StreamEndCapture)(CUstream stream, CUgraph* graph);
+  CUresult (*GraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph,
+                                        unsigned long long flags);  // NOLINT(runtime/int)
+  CUresult (*GraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*GraphExecDestroy)(CUgraphExec exec);
+  CUresult (*GraphDestroy)(CUgraph graph);
 };
 
 }  // namespace cuda

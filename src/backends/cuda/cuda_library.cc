@@ -50,6 +50,13 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Required({"cuFuncSetAttribute"}, &api->FuncSetAttribute);
   r.Required({"cuLaunchKernel"}, &api->LaunchKernel);
   r.Optional({"cuLaunchKernelEx"}, &api->LaunchKernelEx);
+  // CUDA graphs: checked where used (cuda_graph.cc), so an older driver still runs the rest.
+  r.Optional({"cuStreamBeginCapture_v2"}, &api->StreamBeginCapture);
+  r.Optional({"cuStreamEndCapture"}, &api->StreamEndCapture);
+  r.Optional({"cuGraphInstantiateWithFlags"}, &api->GraphInstantiateWithFlags);
+  r.Optional({"cuGraphLaunch"}, &api->GraphLaunch);
+  r.Optional({"cuGraphExecDestroy"}, &api->GraphExecDestroy);
+  r.Optional({"cuGraphDestroy"}, &api->GraphDestroy);
 }
 
 CudaLibrary Load() {

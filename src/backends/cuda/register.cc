@@ -25,6 +25,7 @@ namespace cuda {
 void RegisterCublasJsonRuntime();
 void RegisterCudnnJsonRuntime();
 void RegisterCudartProvider();
+void RegisterCudaGraphGlobals();  // vm.builtin.cuda_graph.* (cuda_graph.cc)
 
 void RegisterCudaBackend() {
   // Leaked: the core keeps the tables (and these pointers) for the life of the process.
@@ -39,6 +40,7 @@ void RegisterCudaBackend() {
   RegisterCompilerGlobals();
   RegisterEventGlobals();
   RegisterNcclGlobals();  // Disco's runtime.disco.nccl.*
+  RegisterCudaGraphGlobals();
   // External-codegen (BYOC) modules; their vendor library is opened on first use.
   RegisterCublasJsonRuntime();
   RegisterCudnnJsonRuntime();

@@ -15,6 +15,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/vm_extension.h>
 
 #include <string>
 #include <vector>
@@ -172,6 +173,11 @@ void RegisterControlBuiltins() {
       .def_packed("vm.builtin.call_tir_dyn", CallTIRDyn)
       .def("vm.builtin.read_if_cond", ReadIfCond)
       .def_packed("vm.builtin.invoke_debug_func", InvokeDebugFunc);
+  // For builtins in backend wheels that keep per-VM state (backend/vm_extension.h).
+  refl::GlobalDef().def(backend::kVMExtensionGlobal, [](AnyView ctx, const std::string& key,
+                                                        const ffi::Function& factory) {
+    return VirtualMachine::FromContext(ctx)->GetOrCreateExtension(key, factory);
+  });
 }
 
 }  // namespace vm

@@ -406,6 +406,16 @@ void VirtualMachine::RunCallInstrumented(const Instruction& ins, AnyView* call_a
   instrument.CallPacked(iargs.data(), static_cast<int32_t>(iargs.size()), &decision);
 }
 
+ffi::ObjectRef VirtualMachine::GetOrCreateExtension(const std::string& key,
+                                                    const Function& factory) {
+  std::lock_guard<std::mutex> lock(extensions_mu_);
+  auto it = extensions_.find(key);
+  if (it != extensions_.end()) return it->second;
+  ffi::ObjectRef ext = factory().cast<ffi::ObjectRef>();
+  extensions_.emplace(key, ext);
+  return ext;
+}
+
 void VirtualMachine::InvokeClosurePacked(const AnyView& callee, const AnyView* args,
                                          int32_t num_args, Any* rv) {
   if (const auto* f = callee.as<ffi::FunctionObj>()) {

@@ -84,6 +84,11 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   /* Runs VM function `fidx` (a VMFunc) on `args`. */
   ::tvm::ffi::Any InvokeBytecode(int64_t fidx, const ::tvm::ffi::AnyView* args, int32_t num_args);
 
+  /* Per-VM state of a builtin (backend/vm_extension.h): the object kept under `key`, made by
+   * `factory()` on the first request and released with this VM. */
+  ::tvm::ffi::ObjectRef GetOrCreateExtension(const std::string& key,
+                                             const ::tvm::ffi::Function& factory);
+
  private:
   struct Frame {
     std::vector<::tvm::ffi::Any> regs;
@@ -145,6 +150,11 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   std::unordered_map<std::string, ::tvm::ffi::Any> outputs_;
   std::unordered_map<std::string, VMClosure> saved_closures_;
   ::tvm::ffi::Optional<::tvm::ffi::Function> instrument_;
+
+  // Last, so released first: a builtin's state (e.g. captured CUDA graphs and the tensors they
+  // write) goes before anything else of the VM.
+  std::mutex extensions_mu_;
+  std::unordered_map<std::string, ::tvm::ffi::ObjectRef> extensions_;
 };
 
 }  // namespace vm

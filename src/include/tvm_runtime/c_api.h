@@ -284,6 +284,11 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   (when present) for its "cannot find function" errors:
  *   tvm_runtime.backend.distribution_status (str distribution) -> str
  *       "not installed", "loaded <version>", or why the installed wheel is not loaded.
+ *   Registered by the core for builtins in backend wheels that keep per-VM state:
+ *   tvm_runtime.vm.get_or_create_extension (vm_ctx, str key, Function factory) -> Object
+ *       The object the Relax VM behind vm_ctx keeps under key, made by factory() on first use
+ *       and released with that VM (tvm_runtime/backend/vm_extension.h).  Backends look it up
+ *       when first needed and, on an older core without it, say to upgrade tvm-runtime.
  *
  * 4c. Registered by the core under apache-tvm 0.27's names (compiled artifacts and apache-tvm's
  *     Python API call them; fixed by apache-tvm, listed so nobody renames them):
@@ -304,6 +309,8 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   runtime.disco.*, runtime.disco.nccl.*, runtime.disco.rccl.*: Disco's worker side (the
  *       collectives compiled tensor-parallel models call, the cpu collective library) in
  *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
+ *   vm.builtin.cuda_graph.*: the CUDA-graph builtins of models compiled with
+ *       relax.backend.use_cuda_graph, in tvm-runtime-cuda.
  *   device_api.metal, ffi.Module.create.metal, metal.ResetGlobalState,
  *   metal.GetProfileCounters, metal.ResetProfileCounters: the names the macOS apache-tvm
  *       wheel's Metal DSO registers, in tvm-runtime-metal (device_api.metal returns this

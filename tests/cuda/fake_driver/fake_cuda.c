@@ -113,6 +113,10 @@ static int StreamId(Stream* s) { return s ? s->id : 0; }
 #define REQUIRE_CTX() \
   if (!t_current) return 201 /* CUDA_ERROR_INVALID_CONTEXT */
 
+/* CUDA graphs (the block at the end): work on a capturing stream is recorded, not done. */
+static int FakeCaptureLaunch(Stream* s, Function* f, const unsigned dims[7], void** params);
+static int FakeCaptureCopy(Stream* s, const char* kind, void* dst, const void* src, size_t n);
+
 /* ------------------------------------------------------------------------------ init, devices */
 
 API CUresult cuInit(unsigned flags) {
@@ -305,6 +309,7 @@ API CUresult cuMemFreeHost(void* p) {
 }
 
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, Stream* s) {
+  if (FakeCaptureCopy(s, "htod", (void*)(uintptr_t)dst, src, n)) return 0;
   REQUIRE_CTX();
   memcpy((void*)(uintptr_t)dst, src, n);
   Log("copy htod bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
@@ -312,6 +317,7 @@ API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, St
 }
 
 API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, Stream* s) {
+  if (FakeCaptureCopy(s, "dtoh", dst, (const void*)(uintptr_t)src, n)) return 0;
   REQUIRE_CTX();
   memcpy(dst, (const void*)(uintptr_t)src, n);
   Log("copy dtoh bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
@@ -319,6 +325,7 @@ API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, Stream* 
 }
 
 API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream* s) {
+  if (FakeCaptureCopy(s, "dtod", (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n)) return 0;
   REQUIRE_CTX();
   memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
   Log("copy dtod bytes=%zu stream=%d ctx=%d", n, StreamId(s), CtxId());
@@ -327,6 +334,7 @@ API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, St
 
 API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, Ctx* dst_ctx, CUdeviceptr src, Ctx* src_ctx,
                                size_t n, Stream* s) {
+  if (FakeCaptureCopy(s, "peer", (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n)) return 0;
   REQUIRE_CTX();
   memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
   Log("copy peer bytes=%zu from=%d to=%d stream=%d", n, src_ctx->device, dst_ctx->device,
@@ -483,6 +491,7 @@ static void LogLaunch(const char* what, Function* f, unsigned gx, unsigned gy, u
 API CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned smem, Stream* s, void** params,
                             void** extra) {
+  if (FakeCaptureLaunch(s, f, (const unsigned[7]){gx, gy, gz, bx, by, bz, smem}, params)) return 0;
   REQUIRE_CTX();
   if (f->module->ctx != t_current) return 400; /* launched in another device's context */
   if ((unsigned long long)bx * by * bz > 1024) return 1;
@@ -491,6 +500,10 @@ API CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, 
 }
 
 API CUresult cuLaunchKernelEx(const LaunchConfig* c, Function* f, void** params, void** extra) {
+  if (FakeCaptureLaunch(c->stream, f,
+                        (const unsigned[7]){c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem},
+                        params))
+    return 0;
   REQUIRE_CTX();
   if (f->module->ctx != t_current) return 400;
   char attrs[512] = " attrs=";
@@ -509,3 +522,209 @@ API CUresult cuLaunchKernelEx(const LaunchConfig* c, Function* f, void** params,
             attrs);
   return 0;
 }
+
+/* ------------------------------------------------------------------------------ CUDA graphs
+ *
+ * Stream capture and replay.  Between cuStreamBeginCapture_v2 and cuStreamEndCapture, launches
+ * and copies on the capturing stream become nodes of a graph (logged as `graph_node`, never as
+ * `launch` or `copy`); kernel parameter values are copied at capture, as the real driver does
+ * (as many 8-byte values as fake_cuda_expect_params asked for).  cuGraphLaunch logs
+ * `graph_launch` and one `replay` line per node, naming the kernel and its parameter values (the
+ * buffer pointers), so tests can check that replays reuse the captured kernels and buffers;
+ * copies are performed again at replay.  Capture on the legacy stream fails as it does on a GPU.
+ * Built with -DFAKE_CUDA_NO_GRAPHS, the driver exports none of these entry points (an old
+ * driver).
+ */
+
+#define FAKE_GRAPH_MAX_PARAMS 32
+#define FAKE_MAX_CAPTURES 16
+
+typedef struct {
+  int is_copy;
+  char what[256]; /* kernel name, or the copy kind */
+  unsigned dims[7];
+  int num_params;
+  uint64_t params[FAKE_GRAPH_MAX_PARAMS];
+  void* dst;
+  const void* src;
+  size_t bytes;
+} FakeGraphNode;
+
+typedef struct {
+  int id;
+  int num_nodes, cap;
+  FakeGraphNode* nodes;
+} FakeGraph;
+
+typedef struct {
+  int id;
+  FakeGraph graph; /* its own copy of the nodes: the graph may be destroyed after instantiation */
+} FakeGraphExec;
+
+static pthread_mutex_t g_graph_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  Stream* stream;
+  FakeGraph* graph;
+} g_captures[FAKE_MAX_CAPTURES];
+static int g_next_graph = 1, g_next_graph_exec = 1;
+static long g_live_graph_execs = 0;
+
+/* The graph `s` is capturing into, or NULL. */
+static FakeGraph* CapturingGraph(Stream* s) {
+  FakeGraph* g = NULL;
+  pthread_mutex_lock(&g_graph_mu);
+  for (int i = 0; s && i < FAKE_MAX_CAPTURES; ++i) {
+    if (g_captures[i].stream == s) g = g_captures[i].graph;
+  }
+  pthread_mutex_unlock(&g_graph_mu);
+  return g;
+}
+
+static FakeGraphNode* AddNode(FakeGraph* g) {
+  if (g->num_nodes == g->cap) {
+    g->cap = g->cap ? g->cap * 2 : 8;
+    g->nodes = (FakeGraphNode*)realloc(g->nodes, sizeof(FakeGraphNode) * (size_t)g->cap);
+  }
+  FakeGraphNode* n = &g->nodes[g->num_nodes++];
+  memset(n, 0, sizeof(*n));
+  return n;
+}
+
+/* "kernel=<name> grid=x,y,z block=x,y,z smem=n params=a,b" or "copy=<kind> bytes=n". */
+static void DescribeNode(const FakeGraphNode* n, char* out, size_t size) {
+  if (n->is_copy) {
+    snprintf(out, size, "copy=%s bytes=%zu", n->what, n->bytes);
+    return;
+  }
+  int used =
+      snprintf(out, size, "kernel=%s grid=%u,%u,%u block=%u,%u,%u smem=%u params=", n->what,
+               n->dims[0], n->dims[1], n->dims[2], n->dims[3], n->dims[4], n->dims[5], n->dims[6]);
+  for (int i = 0; i < n->num_params && used > 0 && (size_t)used < size - 20; ++i) {
+    used += snprintf(out + used, size - (size_t)used, "%s%llx", i ? "," : "",
+                     (unsigned long long)n->params[i]);
+  }
+}
+
+static int FakeCaptureLaunch(Stream* s, Function* f, const unsigned dims[7], void** params) {
+  FakeGraph* g = CapturingGraph(s);
+  if (!g) return 0;
+  FakeGraphNode* n = AddNode(g);
+  snprintf(n->what, sizeof(n->what), "%s", f->name);
+  memcpy(n->dims, dims, sizeof(n->dims));
+  n->num_params = ExpectedParams(f->name);
+  if (n->num_params > FAKE_GRAPH_MAX_PARAMS) n->num_params = FAKE_GRAPH_MAX_PARAMS;
+  for (int i = 0; i < n->num_params; ++i) memcpy(&n->params[i], params[i], 8);
+  char text[2048];
+  DescribeNode(n, text, sizeof(text));
+  Log("graph_node graph=%d stream=%d %s", g->id, StreamId(s), text);
+  return 1;
+}
+
+static int FakeCaptureCopy(Stream* s, const char* kind, void* dst, const void* src, size_t n) {
+  FakeGraph* g = CapturingGraph(s);
+  if (!g) return 0;
+  FakeGraphNode* node = AddNode(g);
+  node->is_copy = 1;
+  snprintf(node->what, sizeof(node->what), "%s", kind);
+  node->dst = dst;
+  node->src = src;
+  node->bytes = n;
+  Log("graph_node graph=%d stream=%d copy=%s bytes=%zu", g->id, StreamId(s), kind, n);
+  return 1;
+}
+
+API long fake_cuda_live_graph_execs(void) { return g_live_graph_execs; }
+
+#ifndef FAKE_CUDA_NO_GRAPHS
+
+API CUresult cuStreamBeginCapture_v2(Stream* s, int mode) {
+  REQUIRE_CTX();
+  if (!s) return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: the legacy stream */
+  if (CapturingGraph(s)) return 1;
+  FakeGraph* g = (FakeGraph*)calloc(1, sizeof(FakeGraph));
+  int slot = -1;
+  pthread_mutex_lock(&g_graph_mu);
+  g->id = g_next_graph++;
+  for (int i = 0; i < FAKE_MAX_CAPTURES && slot < 0; ++i) {
+    if (!g_captures[i].stream) slot = i;
+  }
+  if (slot >= 0) {
+    g_captures[slot].stream = s;
+    g_captures[slot].graph = g;
+  }
+  pthread_mutex_unlock(&g_graph_mu);
+  if (slot < 0) {
+    free(g);
+    return 2;
+  }
+  Log("capture_begin stream=%d mode=%d graph=%d ctx=%d", StreamId(s), mode, g->id, CtxId());
+  return 0;
+}
+
+API CUresult cuStreamEndCapture(Stream* s, FakeGraph** graph) {
+  FakeGraph* g = NULL;
+  pthread_mutex_lock(&g_graph_mu);
+  for (int i = 0; s && i < FAKE_MAX_CAPTURES; ++i) {
+    if (g_captures[i].stream == s) {
+      g = g_captures[i].graph;
+      g_captures[i].stream = NULL;
+      g_captures[i].graph = NULL;
+    }
+  }
+  pthread_mutex_unlock(&g_graph_mu);
+  if (!g) return 903; /* CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: not capturing */
+  *graph = g;
+  Log("capture_end stream=%d graph=%d nodes=%d", StreamId(s), g->id, g->num_nodes);
+  return 0;
+}
+
+API CUresult cuGraphInstantiateWithFlags(FakeGraphExec** exec, FakeGraph* g,
+                                         unsigned long long flags) {
+  REQUIRE_CTX();
+  FakeGraphExec* e = (FakeGraphExec*)calloc(1, sizeof(FakeGraphExec));
+  pthread_mutex_lock(&g_graph_mu);
+  e->id = g_next_graph_exec++;
+  ++g_live_graph_execs;
+  pthread_mutex_unlock(&g_graph_mu);
+  e->graph = *g;
+  e->graph.cap = g->num_nodes;
+  e->graph.nodes = (FakeGraphNode*)malloc(sizeof(FakeGraphNode) * (size_t)(g->num_nodes + 1));
+  memcpy(e->graph.nodes, g->nodes, sizeof(FakeGraphNode) * (size_t)g->num_nodes);
+  *exec = e;
+  Log("graph_instantiate graph=%d exec=%d nodes=%d flags=%llu", g->id, e->id, g->num_nodes, flags);
+  return 0;
+}
+
+API CUresult cuGraphLaunch(FakeGraphExec* e, Stream* s) {
+  REQUIRE_CTX();
+  if (CapturingGraph(s)) return 900; /* a graph launched into a capture: not modelled */
+  Log("graph_launch exec=%d stream=%d nodes=%d ctx=%d", e->id, StreamId(s), e->graph.num_nodes,
+      CtxId());
+  for (int i = 0; i < e->graph.num_nodes; ++i) {
+    const FakeGraphNode* n = &e->graph.nodes[i];
+    if (n->is_copy) memmove(n->dst, n->src, n->bytes);
+    char text[2048];
+    DescribeNode(n, text, sizeof(text));
+    Log("replay exec=%d node=%d stream=%d %s", e->id, i, StreamId(s), text);
+  }
+  return 0;
+}
+
+API CUresult cuGraphExecDestroy(FakeGraphExec* e) {
+  Log("graph_exec_destroy exec=%d", e->id);
+  pthread_mutex_lock(&g_graph_mu);
+  --g_live_graph_execs;
+  pthread_mutex_unlock(&g_graph_mu);
+  free(e->graph.nodes);
+  free(e);
+  return 0;
+}
+
+API CUresult cuGraphDestroy(FakeGraph* g) {
+  Log("graph_destroy graph=%d", g->id);
+  free(g->nodes);
+  free(g);
+  return 0;
+}
+
+#endif /* FAKE_CUDA_NO_GRAPHS */
