@@ -27,9 +27,6 @@ constexpr Unprovided kUnprovided[] = {
     {"vm.builtin.cuda_graph.*",
      "CUDA graph capture (relax.backend.use_cuda_graph) is not implemented by tvm-runtime-cuda; "
      "compile the model without it (the default)"},
-    {"runtime.cuTensorMapEncodeTiled",
-     "TMA tensor maps (Hopper kernels using cp.async.bulk.tensor) are not created by "
-     "tvm-runtime-cuda yet"},
     {"runtime.timer.cpu",
      "apache-tvm's C++ Timer object for the CPU; tvm-runtime times CPU rounds on the host clock "
      "directly, and its runtime.timer.<device> hooks (GPU backends) have their own type"},

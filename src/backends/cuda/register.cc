@@ -25,6 +25,7 @@ namespace cuda {
 void RegisterCublasJsonRuntime();
 void RegisterCudnnJsonRuntime();
 void RegisterCudartProvider();
+void RegisterTensorMapGlobals();  // runtime.cuTensorMapEncodeTiled (cuda_tensor_map.cc)
 
 void RegisterCudaBackend() {
   // Leaked: the core keeps the tables (and these pointers) for the life of the process.
@@ -43,6 +44,7 @@ void RegisterCudaBackend() {
   RegisterCublasJsonRuntime();
   RegisterCudnnJsonRuntime();
   RegisterCudartProvider();  // for host code that links libcudart (CUTLASS kernels)
+  RegisterTensorMapGlobals();
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cublaslt_status"),
                              []() { return CublasLtStatus(); });
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cudnn_status"),
