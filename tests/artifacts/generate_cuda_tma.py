@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 ROWS, COLS, TILE, THREADS = 64, 96, 32, 128
-KERNEL_SOURCE = f'''
+KERNEL_SOURCE = f"""
 @T.prim_func
 def tma_scale(A_ptr: T.handle, B_ptr: T.handle):
     A = T.match_buffer(A_ptr, ({ROWS}, {COLS}), "float32")
@@ -65,14 +65,14 @@ def tma_scale(A_ptr: T.handle, B_ptr: T.handle):
         r: T.let = i * {THREADS // TILE} + tid // {TILE}
         c: T.let = tid % {TILE}
         B[by * {TILE} + r, bx * {TILE} + c] = A_smem[r, c] * T.float32(2) + T.float32(1)
-'''
+"""
 
 
 def compile_in_this_process(out: Path) -> None:
     """Child: compile, export, and describe what the compiler made (JSON on stdout)."""
     import tvm
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
+    from tvm.script import tirx as T  # noqa: N812  (TVMScript's own names)
+    from tvm.script.tirx import tile as Tx  # noqa: N812
 
     func = tvm.script.from_source(KERNEL_SOURCE, {"T": T, "Tx": Tx})
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if proc.returncode != 0:
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
-        raise SystemExit(f"apache-tvm failed to compile the TMA kernel ({how}):\n{proc.stdout}\n{proc.stderr}")
+        raise SystemExit(
+            f"apache-tvm failed to compile the TMA kernel ({how}):\n{proc.stdout}\n{proc.stderr}"
+        )
     info = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("INFO:"))[5:])
 
     rng = np.random.default_rng(90)
