@@ -16,6 +16,7 @@
  * driver entry point is optional (CUDA 12.0+ drivers): its absence is reported when a map is
  * first encoded, not when the backend loads.
  */
+#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/function.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/global_function.h>
