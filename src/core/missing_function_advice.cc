@@ -24,9 +24,6 @@ struct Unprovided {
 // those registered to fail with their reason, and those a wheel owns, whose advice names it);
 // tests/core/test_runtime_surface.py compares the two.
 constexpr Unprovided kUnprovided[] = {
-    {"runtime.cuTensorMapEncodeTiled",
-     "TMA tensor maps (Hopper kernels using cp.async.bulk.tensor) are not created by "
-     "tvm-runtime-cuda yet"},
     {"runtime.timer.cpu",
      "apache-tvm's C++ Timer object for the CPU; tvm-runtime times CPU rounds on the host clock "
      "directly, and its runtime.timer.<device> hooks (GPU backends) have their own type"},

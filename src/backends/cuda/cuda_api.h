@@ -143,6 +143,73 @@ using CUstreamCaptureMode = int;
 constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
 constexpr int CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
 constexpr int CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+// ---- TMA tensor maps (cuTensorMapEncodeTiled, CUDA 12.0+ drivers; cuda_tensor_map.cc) ----
+#ifdef TVM_RUNTIME_CUDA_CHECK_AGAINST_CUDA_H
+using CUtensorMap = ::CUtensorMap;
+using CUtensorMapDataType = ::CUtensorMapDataType;
+using CUtensorMapInterleave = ::CUtensorMapInterleave;
+using CUtensorMapSwizzle = ::CUtensorMapSwizzle;
+using CUtensorMapL2promotion = ::CUtensorMapL2promotion;
+using CUtensorMapFloatOOBfill = ::CUtensorMapFloatOOBfill;
+using cuuint32_t = ::cuuint32_t;
+using cuuint64_t = ::cuuint64_t;
+#else
+// The opaque 128-byte, 64-byte aligned descriptor a kernel takes as a __grid_constant__ param.
+struct alignas(64) CUtensorMap {
+  unsigned long long opaque[16];  // NOLINT(runtime/int): cuda.h's layout
+};
+using CUtensorMapDataType = int;
+using CUtensorMapInterleave = int;
+using CUtensorMapSwizzle = int;
+using CUtensorMapL2promotion = int;
+using CUtensorMapFloatOOBfill = int;
+using cuuint32_t = unsigned int;
+using cuuint64_t = unsigned long long;  // NOLINT(runtime/int): cuda.h's type on LP64
+#endif
+constexpr size_t kTensorMapBytes = 128;
+// CUtensorMapDataType
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_INT32 = 3;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_INT64 = 5;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13;   // CUDA 12.8+
+constexpr int CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14;  // CUDA 12.8+
+constexpr int CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15;  // CUDA 12.8+
+// CUtensorMapInterleave
+constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_INTERLEAVE_16B = 1;
+constexpr int CU_TENSOR_MAP_INTERLEAVE_32B = 2;
+// CUtensorMapSwizzle
+constexpr int CU_TENSOR_MAP_SWIZZLE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_32B = 1;
+constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4;          // CUDA 12.8+
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5;  // CUDA 12.8+
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6;          // CUDA 12.8+
+// CUtensorMapL2promotion
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_NONE = 0;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
+// CUtensorMapFloatOOBfill
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1;
+using CuTensorMapEncodeTiledFn = CUresult (*)(
+    CUtensorMap* tensor_map, CUtensorMapDataType dtype, cuuint32_t rank, void* global_address,
+    const cuuint64_t* global_dim, const cuuint64_t* global_strides, const cuuint32_t* box_dim,
+    const cuuint32_t* element_strides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+    CUtensorMapL2promotion l2_promotion, CUtensorMapFloatOOBfill oob_fill);
+// ---- end TMA tensor maps ----
 
 /* Entry points, filled by cuda_library.cc.  Comments name the exported symbol when it is not
  * the plain one: the "_v2" ABI is what cuda.h's macros select for CUDA >= 3.2 callers. */
@@ -204,6 +271,8 @@ struct CuApi {
   CUresult (*GraphLaunch)(CUgraphExec exec, CUstream stream);
   CUresult (*GraphExecDestroy)(CUgraphExec exec);
   CUresult (*GraphDestroy)(CUgraph graph);
+  // Optional: CUDA >= 12.0 drivers; only runtime.cuTensorMapEncodeTiled (TMA) needs it.
+  CuTensorMapEncodeTiledFn TensorMapEncodeTiled;
 };
 
 }  // namespace cuda

@@ -57,6 +57,7 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Optional({"cuGraphLaunch"}, &api->GraphLaunch);
   r.Optional({"cuGraphExecDestroy"}, &api->GraphExecDestroy);
   r.Optional({"cuGraphDestroy"}, &api->GraphDestroy);
+  r.Optional({"cuTensorMapEncodeTiled"}, &api->TensorMapEncodeTiled);  // TMA (CUDA 12.0+)
 }
 
 CudaLibrary Load() {

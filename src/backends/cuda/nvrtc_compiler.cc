@@ -73,7 +73,7 @@ struct SourceTraits {
   bool uses_shimmed = false;    // includes a header the shims stand in for
   bool other_cuda_std = false;  // includes a cuda/std header the shims do not provide
   bool needs_toolkit = false;   // includes a CUDA toolkit header (cuda_fp16.h, mma.h, ...)
-  bool needs_prelude = false;   // uses INFINITY / NAN
+  bool needs_prelude = false;   // uses INFINITY / NAN, or CUtensorMap (TMA kernels)
 };
 
 bool UsesToken(const std::string& source, const char* token) {
@@ -98,7 +98,8 @@ SourceTraits Inspect(const std::string& source) {
       t.needs_toolkit = true;
     }
   }
-  t.needs_prelude = UsesToken(source, "INFINITY") || UsesToken(source, "NAN");
+  t.needs_prelude =
+      UsesToken(source, "INFINITY") || UsesToken(source, "NAN") || UsesToken(source, "CUtensorMap");
   return t;
 }
 

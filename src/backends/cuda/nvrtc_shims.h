@@ -90,7 +90,11 @@ template <class T, class F> struct conditional<false, T, F> { using type = F; };
 
 /* Pre-included when a source uses INFINITY/NAN (TVM's CUDA codegen prints them for infinite
  * and NaN constants; NVRTC has no <cmath>).  Division keeps them usable in namespace-scope
- * constants, where NVRTC rejects __int_as_float and has no __builtin_inff. */
+ * constants, where NVRTC rejects __int_as_float and has no __builtin_inff.
+ * Also when it uses CUtensorMap: TMA kernels take one by value (`const __grid_constant__
+ * CUtensorMap`), a complete type that only the host header cuda.h defines.  cuda.h's layout
+ * (128 bytes, 64-byte aligned) under its struct tag, which CCCL's <cuda/barrier> also declares,
+ * so the two agree. */
 constexpr const char* kPreludeName = "tvm_runtime_cuda_prelude.h";
 constexpr const char* kPrelude = R"(#pragma once
 #ifndef INFINITY
@@ -99,6 +103,10 @@ constexpr const char* kPrelude = R"(#pragma once
 #ifndef NAN
 #define NAN (0.0f / 0.0f)
 #endif
+struct alignas(64) CUtensorMap_st {
+  unsigned long long opaque[16];
+};
+typedef struct CUtensorMap_st CUtensorMap;
 )";
 
 }  // namespace cuda

@@ -26,6 +26,7 @@ void RegisterCublasJsonRuntime();
 void RegisterCudnnJsonRuntime();
 void RegisterCudartProvider();
 void RegisterCudaGraphGlobals();  // vm.builtin.cuda_graph.* (cuda_graph.cc)
+void RegisterTensorMapGlobals();  // runtime.cuTensorMapEncodeTiled (cuda_tensor_map.cc)
 
 void RegisterCudaBackend() {
   // Leaked: the core keeps the tables (and these pointers) for the life of the process.
@@ -45,6 +46,7 @@ void RegisterCudaBackend() {
   RegisterCublasJsonRuntime();
   RegisterCudnnJsonRuntime();
   RegisterCudartProvider();  // for host code that links libcudart (CUTLASS kernels)
+  RegisterTensorMapGlobals();
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cublaslt_status"),
                              []() { return CublasLtStatus(); });
   backend::SetGlobalFunction(backend::PrivateGlobalName("cuda", "cudnn_status"),

@@ -472,6 +472,8 @@ API CUresult cuFuncSetAttribute(Function* f, int attr, int value) {
   return 0;
 }
 
+static void LogTensorMapParams(const char* kernel, void** params, int n); /* TMA block, below */
+
 static void LogLaunch(const char* what, Function* f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned smem, Stream* s,
                       void** params, const char* extra) {
@@ -486,6 +488,7 @@ static void LogLaunch(const char* what, Function* f, unsigned gx, unsigned gy, u
   }
   Log("%s kernel=%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%d ctx=%d params=%s%s", what,
       f->name, gx, gy, gz, bx, by, bz, smem, StreamId(s), CtxId(), values, extra);
+  LogTensorMapParams(f->name, params, n);
 }
 
 API CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -728,3 +731,77 @@ API CUresult cuGraphDestroy(FakeGraph* g) {
 }
 
 #endif /* FAKE_CUDA_NO_GRAPHS */
+
+/* ------------------------------------------------------------------------------ TMA tensor maps
+ *
+ * cuTensorMapEncodeTiled logs every argument and writes a recognizable 128-byte map: word 0 the
+ * magic below, words 1..14 what was encoded, word 15 the FNV-1a of words 0..14.  A launch whose
+ * recorded parameters (fake_cuda_expect_params) include such a map logs a `launch_tensor_map`
+ * line with the FNV-1a of all 128 bytes it received, so a test can match it with the encode.
+ * Built with -DFAKE_CUDA_NO_TENSOR_MAP, the symbol is absent, as in drivers older than CUDA 12.
+ *   FAKE_CUDA_TENSOR_MAP_ERROR=<n>  cuTensorMapEncodeTiled returns n
+ */
+#define FAKE_TENSOR_MAP_MAGIC 0x50414d54454b4146ULL /* "FAKETMAP" */
+
+static void LogTensorMapParams(const char* kernel, void** params, int n) {
+  for (int i = 0; i < n; ++i) {
+    uint64_t words[16];
+    memcpy(words, params[i], 8);
+    if (words[0] != FAKE_TENSOR_MAP_MAGIC) continue;
+    memcpy(words, params[i], sizeof(words)); /* what the driver copies for a CUtensorMap param */
+    int intact = Fnv1a((const char*)words, 15 * 8) == words[15];
+    Log("launch_tensor_map kernel=%s param=%d fnv=%016llx intact=%d", kernel, i,
+        (unsigned long long)Fnv1a((const char*)words, sizeof(words)), intact);
+  }
+}
+
+#ifndef FAKE_CUDA_NO_TENSOR_MAP
+static int g_tensor_maps_encoded = 0;
+
+static void JoinU64(char* out, size_t cap, const uint64_t* v, unsigned n) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (unsigned i = 0; i < n && used < cap; ++i) {
+    used +=
+        (size_t)snprintf(out + used, cap - used, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+  }
+}
+
+static void JoinU32(char* out, size_t cap, const unsigned* v, unsigned n) {
+  uint64_t wide[5] = {0};
+  for (unsigned i = 0; i < n && i < 5; ++i) wide[i] = v[i];
+  JoinU64(out, cap, wide, n < 5 ? n : 5);
+}
+
+API CUresult cuTensorMapEncodeTiled(void* map, int dtype, unsigned rank, void* address,
+                                    const uint64_t* dims, const uint64_t* strides,
+                                    const unsigned* box, const unsigned* element_strides,
+                                    int interleave, int swizzle, int l2_promotion, int oob_fill) {
+  int forced_error = EnvInt("FAKE_CUDA_TENSOR_MAP_ERROR", 0);
+  if (forced_error) return forced_error;
+  /* The driver's own minimal checks; the runtime is expected to have rejected these already. */
+  if (!map || !address || rank < 1 || rank > 5 || ((uintptr_t)address & 15) != 0) return 1;
+  char sdims[128], sstrides[128], sbox[128], selem[128];
+  JoinU64(sdims, sizeof(sdims), dims, rank);
+  JoinU64(sstrides, sizeof(sstrides), strides, rank - 1);
+  JoinU32(sbox, sizeof(sbox), box, rank);
+  JoinU32(selem, sizeof(selem), element_strides, rank);
+  uint64_t words[16] = {FAKE_TENSOR_MAP_MAGIC, (uint64_t)(uintptr_t)address,
+                        (uint64_t)dtype | ((uint64_t)rank << 32)};
+  for (unsigned i = 0; i < rank; ++i) {
+    words[3 + i] = dims[i];
+    words[8 + i] = ((uint64_t)box[i] << 32) | element_strides[i];
+  }
+  words[13] = (uint64_t)interleave | ((uint64_t)swizzle << 16) | ((uint64_t)l2_promotion << 32) |
+              ((uint64_t)oob_fill << 48);
+  words[14] = (uint64_t)++g_tensor_maps_encoded;
+  words[15] = Fnv1a((const char*)words, 15 * 8);
+  memcpy(map, words, sizeof(words));
+  Log("tensor_map_encode dtype=%d rank=%u address=%llx dims=%s strides=%s box=%s "
+      "element_strides=%s interleave=%d swizzle=%d l2_promotion=%d oob_fill=%d fnv=%016llx",
+      dtype, rank, (unsigned long long)(uintptr_t)address, sdims, rank > 1 ? sstrides : "-", sbox,
+      selem, interleave, swizzle, l2_promotion, oob_fill,
+      (unsigned long long)Fnv1a((const char*)words, sizeof(words)));
+  return 0;
+}
+#endif /* FAKE_CUDA_NO_TENSOR_MAP */
