@@ -104,6 +104,35 @@ void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_
   }
 }
 
+/* What a sync of pinned host memory (cuda_host) waits for: the device work that may read or write
+ * it.  `stream` NULL: the current stream of every device this process has made a context for
+ * (a device without one has run nothing); otherwise that stream, in its own context. */
+void SyncPinnedMemoryUsers(void* stream) {
+  CudaRuntime& rt = Runtime();
+  if (!rt.Available()) return;  // no driver: nothing can be in flight
+  const CuApi& api = rt.api();
+  if (stream != nullptr) {
+    auto s = static_cast<CUstream>(stream);
+    CUcontext ctx = nullptr;
+    if (api.StreamGetCtx != nullptr) CheckCu(api.StreamGetCtx(s, &ctx), "cuStreamGetCtx");
+    if (ctx == nullptr) {
+      CheckCu(api.StreamSynchronize(s), "cuStreamSynchronize");
+      return;
+    }
+    ScopedContext scope(api, ctx);
+    CheckCu(api.StreamSynchronize(s), "cuStreamSynchronize");
+    return;
+  }
+  for (int32_t id = 0; id < rt.NumDevices(); ++id) {
+    CudaDevice& d = rt.Device(id);
+    CUcontext ctx = d.context.load(std::memory_order_acquire);
+    if (ctx == nullptr) continue;
+    ScopedContext scope(api, ctx);
+    CheckCu(api.StreamSynchronize(ResolveStream(id, nullptr)),
+            "cuStreamSynchronize of " + Describe(d) + " for pinned host memory");
+  }
+}
+
 std::string ThreadDimensions(const CudaDevice& d) {
   const int dims[3] = {d.Attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
                        d.Attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
@@ -319,11 +348,19 @@ void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
 void CudaHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
                                  uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
                                  DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0 ||
-      backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
+  if (nbytes == 0) return;
+  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
+    // The host touches pinned memory now: first let queued device copies into (or out of) it
+    // finish, so a read sees what they wrote and a write cannot race one still reading.
+    SyncPinnedMemoryUsers(nullptr);
+    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
     return;
   }
   CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
+}
+
+void CudaHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
+  SyncPinnedMemoryUsers(stream);
 }
 
 std::string CudaHostDeviceAPI::DriverStatus() { return Runtime().Status(); }

@@ -50,6 +50,7 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Required({"cuFuncSetAttribute"}, &api->FuncSetAttribute);
   r.Required({"cuLaunchKernel"}, &api->LaunchKernel);
   r.Optional({"cuLaunchKernelEx"}, &api->LaunchKernelEx);
+  r.Optional({"cuStreamGetCtx"}, &api->StreamGetCtx);
 }
 
 CudaLibrary Load() {
