@@ -14,6 +14,7 @@ race-free between threads, and events are used in their own context.
 from __future__ import annotations
 
 import struct
+import textwrap
 
 import pytest
 from backend_testing import parse_log
@@ -56,7 +57,7 @@ ok(cu.cuInit(0), "init")
 
 
 def direct(body: str) -> str:
-    return DIRECT + body
+    return DIRECT + textwrap.dedent(body)
 
 
 def rejected(r: dict) -> list[list[str]]:
@@ -332,8 +333,6 @@ def test_launch_limits_are_enforced(fake):
         (1, 70000, 1, 32, 1, 1): "grid_dimension_limit",
         (1, 1, 65536, 32, 1, 1): "grid_dimension_limit",
         (2**31, 1, 1, 32, 1, 1): "grid_dimension_limit",
-        (0, 1, 1, 32, 1, 1): "zero_grid_dimension",
-        (1, 1, 1, 32, 0, 1): "zero_block_dimension",
     }
     for dims, reason in cases.items():
         r = run_fake(fake, launch_scalars(dims))
@@ -341,11 +340,36 @@ def test_launch_limits_are_enforced(fake):
         assert "launch of CUDA kernel 'scalars'" in r["msg"], r["msg"]
         assert "CUDA_ERROR_INVALID_VALUE" in r["msg"], r["msg"]
         assert rejected(r) == [["cuLaunchKernel", reason]], (dims, r["log"])
+    # A launch value <= 0 is taken as 1 by the runtime (as by apache-tvm): no zero dimension
+    # reaches the driver from compiled code.
+    r = run_fake(fake, launch_scalars((0, 1, 1, 32, 0, 1)))
+    assert r["msg"] is None and rejected(r) == []
+    assert "grid=1,1,1 block=32,1,1" in r["log"]
     # The largest valid values launch.
     r = run_fake(fake, launch_scalars((2**31 - 1, 65535, 65535, 1024, 1, 1)))
     assert r["msg"] is None and rejected(r) == []
     r = run_fake(fake, launch_scalars((1, 1, 1, 16, 1, 64)))
     assert r["msg"] is None and rejected(r) == []
+
+
+def test_zero_launch_dimensions_are_refused(fake):
+    # Directly (the runtime never passes a zero, see above): the driver's CUDA_ERROR_INVALID_VALUE.
+    r = run_fake(
+        fake,
+        direct(
+            """
+        make_current(0)
+        fn = load_function(fake_ptx(["k"]), "k")
+        codes = [launch(fn, [0, 1, 1], [32, 1, 1], 0), launch(fn, [1, 1, 1], [32, 0, 1], 0)]
+        result(codes=codes, log=log())
+        """
+        ),
+    )
+    assert r["codes"] == [1, 1]
+    assert rejected(r) == [
+        ["cuLaunchKernel", "zero_grid_dimension"],
+        ["cuLaunchKernel", "zero_block_dimension"],
+    ]
 
 
 def test_dynamic_shared_memory_needs_the_opt_in(fake):
@@ -426,8 +450,8 @@ def test_dynamic_shared_memory_opt_in_is_race_free(fake):
     assert sorted(ln["smem"] for ln in launches).count("100000") == 9
     # The attribute is only ever raised: once to 100000 per round, never lowered after it.
     values = [int(a["value"]) for a in parse_log(r["log"], "func_attr")]
-    assert values.count(100000) == 3, values
-    assert all(not (a == 100000 and b < a) for a, b in zip(values, values[1:])), values
+    rounds = " ".join(map(str, values)).split("100000")[:-1]
+    assert len(rounds) == 3 and all(r.split() in ([], ["65536"]) for r in rounds), values
 
 
 # ------------------------------------------------------------------------ images

@@ -61,6 +61,23 @@ std::string Describe(const CudaDevice& d) {
                                           std::to_string(nbytes) + " bytes" + detail);
 }
 
+/* A peer copy runs on the source device's stream (`src_stream`, its context current), but what
+ * reads the copy next is work on the destination device: its current stream waits for the copy
+ * (an event), so a sync of the destination, or a kernel there, never sees it unfinished. */
+void OrderDestinationAfter(CUstream src_stream, CudaDevice& dst) {
+  CudaRuntime& rt = Runtime();
+  const CuApi& api = rt.api();
+  CUevent event = nullptr;
+  CheckCu(api.EventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult rc = api.EventRecord(event, src_stream);
+  if (rc == CUDA_SUCCESS) {
+    ScopedContext scope(api, rt.Context(dst));
+    rc = api.StreamWaitEvent(ResolveStream(dst.id, nullptr), event, 0);
+  }
+  api.EventDestroy(event);  // in the source's context again; released once it completes
+  CheckCu(rc, "cuEventRecord/cuStreamWaitEvent ordering " + Describe(dst) + " after a peer copy");
+}
+
 /* Every flat copy that involves CUDA memory; at least one side is a CUDA device. */
 void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
                   uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, void* stream) {
@@ -80,6 +97,7 @@ void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_
         CheckCu(api.MemcpyPeerAsync(DevicePtr(to, to_offset), rt.Context(dst),
                                     DevicePtr(from, from_offset), rt.Context(src), nbytes, s),
                 "cuMemcpyPeerAsync from " + Describe(src) + " to " + Describe(dst));
+        OrderDestinationAfter(s, dst);
       }
       break;
     }
