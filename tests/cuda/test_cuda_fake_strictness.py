@@ -513,3 +513,34 @@ def test_function_lookup_is_exact(fake):
     # ... and the exact names are found.
     r = run_fake(fake, load_and_launch("add_kernel", cubin, "cubin"))
     assert r["msg"] is None and "launch kernel=add_kernel" in r["log"]
+
+
+def test_stale_and_foreign_handles_are_refused(fake):
+    # Directly (the runtime never does these): a destroyed event, elapsed time of an event never
+    # recorded, and a function of device 0's module launched in device 1's context.
+    r = run_fake(
+        fake,
+        direct(
+            """
+        make_current(0)
+        fn = load_function(fake_ptx(["k"]), "k")
+        a, b = P(), P()
+        ok(cu.cuEventCreate(ctypes.byref(a), 0), "event a")
+        ok(cu.cuEventCreate(ctypes.byref(b), 0), "event b")
+        ms = ctypes.c_float()
+        codes = [cu.cuEventElapsedTime_v2(ctypes.byref(ms), a, b)]
+        ok(cu.cuEventDestroy_v2(b), "destroy")
+        codes.append(cu.cuEventSynchronize(b))
+        make_current(1)
+        codes.append(launch(fn, [1, 1, 1], [32, 1, 1], 0))
+        result(codes=codes, log=log())
+        """
+        ),
+        FAKE_CUDA_DEVICES="2",
+    )
+    assert r["codes"] == [400, 400, 400]  # CUDA_ERROR_INVALID_HANDLE
+    assert rejected(r) == [
+        ["cuEventElapsedTime", "event_never_recorded"],
+        ["cuEventSynchronize", "destroyed_event"],
+        ["cuLaunchKernel", "function_of_another_context"],
+    ]
