@@ -82,6 +82,31 @@ def test_pinned_host_memory(dev):
     np.testing.assert_array_equal(back.numpy(), x)
 
 
+def test_pinned_host_sync_waits_for_the_device_copy(dev):
+    # A GPU -> cuda_host copy is asynchronous; a sync of the cuda_host device (not of the GPU)
+    # must wait for it.  Read through a raw view of the pinned buffer, which does not sync.
+    import ctypes
+
+    host = tvm.device(3, 0)
+    n = 64 << 20  # 256 MiB: long enough to still be in flight if nothing waited
+    x = np.random.default_rng(2).standard_normal(n).astype("float32")
+    on_gpu = tvm.runtime.tensor(x, dev)
+    pinned = tvm.runtime.empty((n,), "float32", host)
+    raw = np.ctypeslib.as_array((ctypes.c_float * n).from_address(pinned.data_ptr()))
+    for stream in (None, dev.create_raw_stream()):
+        if stream is not None:
+            dev.set_raw_stream(stream)
+        try:
+            pinned.copyfrom(np.zeros(n, "float32"))
+            on_gpu.copyto(pinned)
+            tvm.get_global_func("runtime.Device_StreamSync")(host, stream)
+            np.testing.assert_array_equal(raw, x)
+        finally:
+            if stream is not None:
+                dev.set_raw_stream(0)
+                dev.free_raw_stream(stream)
+
+
 def test_streams_and_events(dev):
     s1, s2 = dev.create_raw_stream(), dev.create_raw_stream()
     try:

@@ -457,3 +457,42 @@ def test_wrong_argument_count_is_a_type_error(fake):
         """,
     )
     assert "kernel 'add_kernel' expects 5 packed arguments" in r["msg"]
+
+
+def test_pinned_host_sync_waits_for_every_device(fake):
+    # A sync of rocm_host waits for the device work that may write pinned memory: the current
+    # stream of every device (the fake HIP completes copies at once, so the log shows the waits),
+    # or the stream given; a host read of pinned memory waits the same way first.  The caller's
+    # current device is left as it was.
+    r = run_fake(
+        fake,
+        """
+        host = tvm.device(11, 0)
+        pinned = tvm.runtime.empty((16,), "float32", host)
+        tvm.runtime.tensor(np.arange(16, dtype="float32"), tvm.rocm(1)).copyto(pinned)
+        get_device = ctypes.CDLL(os.environ["TVM_ROCM_LIBRARY"]).hipGetDevice
+        before = ctypes.c_int(); get_device(ctypes.byref(before))
+        clear()
+        host.sync()
+        synced = log()
+        clear()
+        values = pinned.numpy().tolist()
+        read = log()
+        s = tvm.rocm(1).create_raw_stream()
+        clear()
+        tvm.get_global_func("runtime.Device_StreamSync")(host, s)
+        explicit = log()
+        after = ctypes.c_int(); get_device(ctypes.byref(after))
+        result(synced=synced, read=read, explicit=explicit, values=values,
+               before=before.value, after=after.value)
+        """,
+        FAKE_HIP_DEVICES="2",
+    )
+    assert [(s["id"], s["device"]) for s in parse_log(r["synced"], "stream_sync")] == [("0", "0"), ("0", "1")]
+    # numpy(): the wait before the host copy, then the sync after it that every read does.
+    assert [(s["id"], s["device"]) for s in parse_log(r["read"], "stream_sync")] == [
+        ("0", "0"),
+        ("0", "1"),
+    ] * 2
+    assert [s["id"] for s in parse_log(r["explicit"], "stream_sync")] == ["1"]
+    assert r["values"] == list(range(16)) and r["before"] == r["after"]

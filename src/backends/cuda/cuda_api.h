@@ -84,6 +84,7 @@ constexpr int CUDA_ERROR_INVALID_IMAGE = 200;
 constexpr int CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
 constexpr int CUDA_ERROR_INVALID_PTX = 218;
 constexpr int CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
+constexpr int CUDA_ERROR_INVALID_HANDLE = 400;
 constexpr int CUDA_ERROR_NOT_FOUND = 500;
 constexpr int CUDA_ERROR_SYSTEM_NOT_READY = 802;
 constexpr int CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803;
@@ -273,6 +274,8 @@ struct CuApi {
   CUresult (*GraphDestroy)(CUgraph graph);
   // Optional: CUDA >= 12.0 drivers; only runtime.cuTensorMapEncodeTiled (TMA) needs it.
   CuTensorMapEncodeTiledFn TensorMapEncodeTiled;
+  // Optional (CUDA >= 9.2): the context of a stream handed in by a user (pinned-memory sync).
+  CUresult (*StreamGetCtx)(CUstream stream, CUcontext* ctx);
 };
 
 }  // namespace cuda

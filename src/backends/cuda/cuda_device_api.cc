@@ -61,6 +61,23 @@ std::string Describe(const CudaDevice& d) {
                                           std::to_string(nbytes) + " bytes" + detail);
 }
 
+/* A peer copy runs on the source device's stream (`src_stream`, its context current), but what
+ * reads the copy next is work on the destination device: its current stream waits for the copy
+ * (an event), so a sync of the destination, or a kernel there, never sees it unfinished. */
+void OrderDestinationAfter(CUstream src_stream, CudaDevice& dst) {
+  CudaRuntime& rt = Runtime();
+  const CuApi& api = rt.api();
+  CUevent event = nullptr;
+  CheckCu(api.EventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult rc = api.EventRecord(event, src_stream);
+  if (rc == CUDA_SUCCESS) {
+    ScopedContext scope(api, rt.Context(dst));
+    rc = api.StreamWaitEvent(ResolveStream(dst.id, nullptr), event, 0);
+  }
+  api.EventDestroy(event);  // in the source's context again; released once it completes
+  CheckCu(rc, "cuEventRecord/cuStreamWaitEvent ordering " + Describe(dst) + " after a peer copy");
+}
+
 /* Every flat copy that involves CUDA memory; at least one side is a CUDA device. */
 void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
                   uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, void* stream) {
@@ -80,6 +97,7 @@ void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_
         CheckCu(api.MemcpyPeerAsync(DevicePtr(to, to_offset), rt.Context(dst),
                                     DevicePtr(from, from_offset), rt.Context(src), nbytes, s),
                 "cuMemcpyPeerAsync from " + Describe(src) + " to " + Describe(dst));
+        OrderDestinationAfter(s, dst);
       }
       break;
     }
@@ -101,6 +119,35 @@ void CopyWithCuda(const void* from, uint64_t from_offset, void* to, uint64_t to_
               "cuMemcpyHtoDAsync");
       break;
     }
+  }
+}
+
+/* What a sync of pinned host memory (cuda_host) waits for: the device work that may read or write
+ * it.  `stream` NULL: the current stream of every device this process has made a context for
+ * (a device without one has run nothing); otherwise that stream, in its own context. */
+void SyncPinnedMemoryUsers(void* stream) {
+  CudaRuntime& rt = Runtime();
+  if (!rt.Available()) return;  // no driver: nothing can be in flight
+  const CuApi& api = rt.api();
+  if (stream != nullptr) {
+    auto s = static_cast<CUstream>(stream);
+    CUcontext ctx = nullptr;
+    if (api.StreamGetCtx != nullptr) CheckCu(api.StreamGetCtx(s, &ctx), "cuStreamGetCtx");
+    if (ctx == nullptr) {
+      CheckCu(api.StreamSynchronize(s), "cuStreamSynchronize");
+      return;
+    }
+    ScopedContext scope(api, ctx);
+    CheckCu(api.StreamSynchronize(s), "cuStreamSynchronize");
+    return;
+  }
+  for (int32_t id = 0; id < rt.NumDevices(); ++id) {
+    CudaDevice& d = rt.Device(id);
+    CUcontext ctx = d.context.load(std::memory_order_acquire);
+    if (ctx == nullptr) continue;
+    ScopedContext scope(api, ctx);
+    CheckCu(api.StreamSynchronize(ResolveStream(id, nullptr)),
+            "cuStreamSynchronize of " + Describe(d) + " for pinned host memory");
   }
 }
 
@@ -319,11 +366,19 @@ void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
 void CudaHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
                                  uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
                                  DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0 ||
-      backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
+  if (nbytes == 0) return;
+  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
+    // The host touches pinned memory now: first let queued device copies into (or out of) it
+    // finish, so a read sees what they wrote and a write cannot race one still reading.
+    SyncPinnedMemoryUsers(nullptr);
+    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
     return;
   }
   CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
+}
+
+void CudaHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
+  SyncPinnedMemoryUsers(stream);
 }
 
 std::string CudaHostDeviceAPI::DriverStatus() { return Runtime().Status(); }

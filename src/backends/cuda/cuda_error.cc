@@ -23,6 +23,9 @@ const char* Hint(CUresult result) {
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
       return "the kernel image was not built for this GPU's architecture; re-export the model "
              "for this GPU, or ship CUDA source or PTX";
+    case CUDA_ERROR_INVALID_PTX:
+      return "the PTX could not be compiled for this GPU (see the JIT log: e.g. it targets a newer "
+             "or another architecture); re-export the model for this GPU, or ship CUDA source";
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
       return "the PTX was produced by a newer compiler than this driver supports; upgrade the "
              "driver, or compile to cubin for this GPU";

@@ -6,6 +6,8 @@
 #include <tvm_runtime/backend/kernel_image_module.h>
 #include <tvm_runtime/backend/kernel_params.h>
 
+#include <mutex>
+
 #include "cuda_error.h"
 #include "cuda_module.h"
 #include "cuda_runtime.h"
@@ -43,13 +45,19 @@ CUfunction CudaLauncher::Function(const LoadedImage& image) const {
 
 void CudaLauncher::AllowDynSmem(const LoadedImage& image, CUfunction f, size_t bytes) const {
   std::atomic<uint32_t>& limit = image.dyn_smem_limit[index_];
-  if (bytes <= limit.load(std::memory_order_relaxed)) return;
+  if (bytes <= limit.load(std::memory_order_acquire)) return;
   // More than 48 KiB of dynamic shared memory must be opted into per function (and device).
+  // The attribute is the function's, shared by every thread launching it: only ever raise it,
+  // and under a lock, so that a thread asking for less cannot lower it between another thread's
+  // raise and that thread's launch (a launch then refused for too much shared memory).
+  static std::mutex raise_mu;
+  std::lock_guard<std::mutex> lock(raise_mu);
+  if (bytes <= limit.load(std::memory_order_relaxed)) return;
   CheckCu(image.api->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(bytes)),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(bytes) +
               ") for kernel '" + sig_.name + "'");
-  limit.store(static_cast<uint32_t>(bytes), std::memory_order_relaxed);
+  limit.store(static_cast<uint32_t>(bytes), std::memory_order_release);
 }
 
 void CudaLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {

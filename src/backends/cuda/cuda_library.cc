@@ -58,6 +58,7 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Optional({"cuGraphExecDestroy"}, &api->GraphExecDestroy);
   r.Optional({"cuGraphDestroy"}, &api->GraphDestroy);
   r.Optional({"cuTensorMapEncodeTiled"}, &api->TensorMapEncodeTiled);  // TMA (CUDA 12.0+)
+  r.Optional({"cuStreamGetCtx"}, &api->StreamGetCtx);
 }
 
 CudaLibrary Load() {

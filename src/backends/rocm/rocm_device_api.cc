@@ -102,6 +102,32 @@ std::string ComputeVersion(const RocmDevice& d) {
          std::to_string(d.Attribute(hipDeviceAttributeComputeCapabilityMinor));
 }
 
+/* What a sync of pinned host memory (rocm_host) waits for: the device work that may read or write
+ * it.  `stream` NULL: the current stream of every device (HIP streams know their device, but the
+ * NULL stream is the current device's, hence the switch, undone afterwards); otherwise that
+ * stream. */
+void SyncPinnedMemoryUsers(void* stream) {
+  RocmRuntime& rt = Runtime();
+  if (!rt.Available()) return;  // no runtime: nothing can be in flight
+  const HipApi& api = rt.api();
+  if (stream != nullptr) {
+    CheckHip(api.StreamSynchronize(static_cast<hipStream_t>(stream)), "hipStreamSynchronize");
+    return;
+  }
+  int previous = -1;
+  if (api.GetDevice(&previous) != hipSuccess) previous = -1;
+  for (int32_t id = 0; id < rt.NumDevices(); ++id) {
+    RocmDevice& d = rt.Device(id);
+    rt.MakeCurrent(d);
+    hipError_t rc = api.StreamSynchronize(ResolveStream(id, nullptr));
+    if (rc != hipSuccess) {
+      if (previous >= 0) api.SetDevice(previous);
+      CheckHip(rc, "hipStreamSynchronize of " + d.Describe() + " for pinned host memory");
+    }
+  }
+  if (previous >= 0) rt.MakeCurrent(rt.Device(previous));
+}
+
 }  // namespace
 
 void RocmDeviceAPI::SetDevice(int32_t device_id) {
@@ -291,11 +317,18 @@ void RocmHostDeviceAPI::FreeData(int32_t device_id, void* data) {
 void RocmHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
                                  uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
                                  DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0 ||
-      backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to)) {
+  if (nbytes == 0) return;
+  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
+    // The host touches pinned memory now: queued device copies into or out of it finish first.
+    SyncPinnedMemoryUsers(nullptr);
+    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
     return;
   }
   CopyWithHip(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
+}
+
+void RocmHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
+  SyncPinnedMemoryUsers(stream);
 }
 
 std::string RocmHostDeviceAPI::DriverStatus() { return Runtime().Status(); }

@@ -34,7 +34,13 @@ class RocmDeviceAPI final : public backend::DeviceBackend {
   uint64_t DeviceFlags() const override { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
 
-/* kDLROCMHost: pinned host memory, which the GPU copies from and to asynchronously. */
+/* kDLROCMHost: pinned host memory, which the GPU copies from and to asynchronously.
+ *
+ * Synchronization (as apache-tvm's cuda_host): a device copy into or out of pinned memory is
+ * queued on the GPU's stream and may still be running when CopyData returns.  StreamSync of
+ * rocm_host waits for it: with no stream, for the current stream of every ROCm device; with a
+ * stream, for that stream.  Host-side copies of pinned memory (numpy(), copyfrom from the CPU)
+ * wait the same way first, so they never see a copy in flight. */
 class RocmHostDeviceAPI final : public backend::DeviceBackend {
  public:
   void SetDevice(int32_t device_id) override {}
@@ -45,7 +51,7 @@ class RocmHostDeviceAPI final : public backend::DeviceBackend {
   void CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
                 uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,
                 void* stream) override;
-  void StreamSync(int32_t device_id, void* stream) override {}
+  void StreamSync(int32_t device_id, void* stream) override;
   std::string DriverStatus() override;
   uint64_t DeviceFlags() const override { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
