@@ -20,4 +20,4 @@ CUDA_TESTS = [
 # The other GPU backends on NVIDIA's drivers (OpenCL ICD, Vulkan ICD; WebGPU through Vulkan).
 OTHER_GPU_TESTS = ["tests/opencl", "tests/vulkan", "tests/webgpu"]
 
-PHASE_SECONDS = {"cuda": 210, "bench": 120, "other": 120}
+PHASE_SECONDS = {"cuda": 240, "bench": 120, "other": 100}
