@@ -130,6 +130,7 @@ SAME_FN(LaunchKernelEx, cuLaunchKernelEx);
 #include "nvrtc_api.h"
 
 SAME_VALUE(NVRTC_SUCCESS);
+SAME_VALUE(NVRTC_ERROR_INVALID_OPTION);
 SAME_VALUE(NVRTC_ERROR_COMPILATION);
 #define SAME_NVRTC_FN(field, symbol) \
   static_assert(std::is_same<decltype(ours::NvrtcApi::field), decltype(&::symbol)>::value, #symbol)
