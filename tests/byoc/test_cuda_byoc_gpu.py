@@ -70,11 +70,12 @@ def _params():
             for policy in POLICIES[prefix]:
                 for func in manifest["artifacts"][artifact]["functions"]:
                     tag = "default" if policy is None else f"{TF32_ENV}={policy}"
-                    out.append(pytest.param(prefix, fixtures, policy, func, id=f"{prefix}-{fixtures}-{tag}-{func}"))
+                    test_id = f"{prefix}-{fixtures}-{tag}-{func}"
+                    out.append(pytest.param(prefix, fixtures, policy, func, id=test_id))
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run_child(prefix: str, fixtures: str, policy: str | None, out_dir: str) -> tuple[dict, dict[str, str]]:
     """Runs every function of one artifact in a child with the policy; (child env, errors)."""
     directory, manifest, _ = fixture_set(fixtures)
@@ -83,7 +84,8 @@ def _run_child(prefix: str, fixtures: str, policy: str | None, out_dir: str) -> 
     env = {k: v for k, v in os.environ.items() if k != TF32_ENV}
     if policy is not None:
         env[TF32_ENV] = policy
-    code = f"import sys; sys.argv[1:] = {[str(directory), artifact, prefix, json.dumps(functions), out_dir]!r}\n"
+    argv = [str(directory), artifact, prefix, json.dumps(functions), out_dir]
+    code = f"import sys; sys.argv[1:] = {argv!r}\n"
     # run_python merges os.environ: remove the variable there by setting it to the empty string,
     # which the runtime reads as unset.
     proc = run_python(code + CHILD, env={**env, TF32_ENV: env.get(TF32_ENV, "")})

@@ -98,8 +98,7 @@ struct CudnnApi {
                                               int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t compute);
   cudnnStatus_t (*SetConvolutionGroupCount)(cudnnConvolutionDescriptor_t desc, int groups);
-  cudnnStatus_t (*SetConvolutionMathType)(cudnnConvolutionDescriptor_t desc,
-                                          cudnnMathType_t math);
+  cudnnStatus_t (*SetConvolutionMathType)(cudnnConvolutionDescriptor_t desc, cudnnMathType_t math);
   cudnnStatus_t (*DestroyConvolutionDescriptor)(cudnnConvolutionDescriptor_t desc);
   cudnnStatus_t (*CreateActivationDescriptor)(cudnnActivationDescriptor_t* desc);
   cudnnStatus_t (*SetActivationDescriptor)(cudnnActivationDescriptor_t desc,

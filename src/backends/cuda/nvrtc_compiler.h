@@ -63,8 +63,8 @@ struct CompiledSource {
 
 /* Compiles `source` for `arch`.  `driver_major` is the CUDA major version the driver supports
  * (0 when compiling without a GPU).  Throws RuntimeError with NVRTC's log on failure. */
-CompiledSource CompileCudaSource(const std::string& source, const CudaArch& arch,
-                                 int driver_major, bool use_cache);
+CompiledSource CompileCudaSource(const std::string& source, const CudaArch& arch, int driver_major,
+                                 bool use_cache);
 
 /* Removes a cache entry whose image the driver rejected, so the next load recompiles. */
 void EvictCompiledSource(const CompiledSource& compiled, const std::string& why);
