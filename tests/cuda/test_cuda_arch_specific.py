@@ -13,8 +13,10 @@ import json
 import textwrap
 
 import pytest
-from cuda_support import HERE, build_fake_driver, nvrtc_or_skip
+from backend_testing import HANDLE, Kernel, device_or_skip
+from cuda_support import HERE, build_fake_driver, load_payload, nvrtc_or_skip, write_cuda_payload
 
+import tvm
 import tvm.backend.cuda as hook
 from conftest import REPO, run_python
 
@@ -150,3 +152,15 @@ def test_device_compiles_for_its_arch_specific_target(nvrtc, fake, tmp_path, cc,
     assert load["kind"] == "cubin" and load["fnv"] == r["fnv"], r
     # The device's compile went to the cache under the exact target compile_source names.
     assert r["from_cache"] and r["target"] == target, r
+
+
+def test_wgmma_kernel_runs_on_a_hopper_gpu(nvrtc):
+    """On a real Hopper GPU (the prepared GPU check): the wgmma kernel compiles for the device
+    (sm_90a), loads and runs."""
+    dev = device_or_skip(tvm, tvm.cuda(0), 2, "CUDA", fallback_reason="no CUDA device 0")
+    if dev.compute_version != "9.0":
+        pytest.skip(f"no CUDA device of compute capability 9.0 (Hopper): device 0 is {dev.compute_version}")
+    mod = load_payload(write_cuda_payload([Kernel("wgmma_fence", [HANDLE], ["threadIdx.x"])], WGMMA))
+    out = tvm.runtime.empty((128,), "float32", dev)
+    mod["wgmma_fence"](out, 128)
+    assert (out.numpy() == 1.0).all()
