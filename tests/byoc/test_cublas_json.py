@@ -106,6 +106,12 @@ def test_each_thread_has_its_own_workspace(fakes):
         call()
         t = threading.Thread(target=call)
         t.start(); t.join()
+        # join() returns when the Python thread ends; its C++ thread_local state is destroyed
+        # as the OS thread exits, a moment later.
+        import time
+        deadline = time.monotonic() + 10
+        while live() != 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         result(log=log(), live=live())
         """,
     )
