@@ -6,7 +6,10 @@ Each library runs under two float32 policies (cuda_numerics.py): apache-tvm 0.27
 setting of $TVM_CUDA_ALLOW_TF32 that changes it for that library (cuDNN: 0, no TF32; cuBLASLt: 1,
 TF32 allowed); the tolerances follow the policy.  The policy is read once per process, so each
 (policy, fixture set, library) runs its functions in one child process, whose results the tests
-of its functions share.  Skips without a GPU (CI), runs where one is lent."""
+of its functions share.  Skips without a GPU (CI), runs where one is lent.  Rehearsed without a
+GPU on the fakes (which emulate TF32 rounding): TVM_CUDA_DRIVER_LIBRARY, TVM_CUBLASLT_LIBRARY and
+TVM_CUDNN_LIBRARY set to tests/cuda/fake_driver/fake_{cuda,cublaslt,cudnn}.c built as shared
+libraries, FAKE_CUDA_CC=9.0: all 36 pass in ~6 s."""
 
 from __future__ import annotations
 
