@@ -272,3 +272,29 @@ def test_invalid_tf32_policy_is_a_value_error_naming_the_variable(fakes):
         TVM_CUDA_ALLOW_TF32="yes",
     )
     assert len(r["errors"]) == 2 and all("TVM_CUDA_ALLOW_TF32='yes'" in e for e in r["errors"]), r
+
+
+def test_strict_policy_without_an_fma_candidate_says_what_to_do(fakes):
+    """A heuristic that offers only TF32 kernels for a float32 convolution: under
+    TVM_CUDA_ALLOW_TF32=0 the call fails naming the variable (never runs TF32 silently); by
+    default the TF32 kernel runs."""
+    body = """
+        g = Graph()
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))],
+                     (1, 3, 2, 2), {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+        f = module("cudnn_json", "sym", g, [y]).get_function("sym")
+        out = tvm.runtime.empty((1, 3, 2, 2), "float32", dev)
+        try:
+            f(on_device(np.ones((1, 2, 4, 4), "float32")), on_device(np.ones((3, 2, 3, 3), "float32")), out)
+            result(error=None, log=log(), out=out.numpy().tolist())
+        except RuntimeError as err:
+            result(error=str(err), log=log(), live=live())
+        """
+    strict = run_fake(fakes, "cudnn", body, TVM_CUDA_ALLOW_TF32="0", FAKE_CUDNN_TF32_ONLY="1")
+    assert "cuDNN offers no algorithm without TF32 tensor cores" in strict["error"], strict
+    assert "TVM_CUDA_ALLOW_TF32=0" in strict["error"] and "Forward handle" not in strict["log"]
+    assert strict["live"] == 1  # the failed call's descriptors were destroyed
+    default = run_fake(fakes, "cudnn", body, TVM_CUDA_ALLOW_TF32="", FAKE_CUDNN_TF32_ONLY="1")
+    (run,) = calls(default["log"], "cudnnConvolutionForward")
+    assert (default["error"], run["math"], run["tf32"]) == (None, TENSOR_OP, "1")
+    np.testing.assert_array_equal(default["out"], np.full((1, 3, 2, 2), 18.0))

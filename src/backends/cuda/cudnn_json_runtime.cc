@@ -270,8 +270,21 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
                                                   kHeuristicResults, &found, perf),
             "cudnnGetConvolutionForwardAlgorithm_v7");
       int chosen = -1;
+      bool refused = false;  // a usable candidate the policy does not allow
       for (int i = 0; i < found && i < kHeuristicResults && chosen < 0; ++i) {
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && MathAllowed(p, perf[i].mathType)) chosen = i;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        if (MathAllowed(p, perf[i].mathType)) {
+          chosen = i;
+        } else {
+          refused = true;
+        }
+      }
+      if (chosen < 0 && refused) {
+        backend::ThrowError("RuntimeError",
+                            "cuDNN offers no algorithm without TF32 tensor cores for " + at + " (" +
+                                kAllowTf32EnvVar +
+                                "=0): unset it, or set it to 1, to "
+                                "allow TF32 for float32 convolutions");
       }
       if (chosen < 0) check(CUDNN_STATUS_NOT_SUPPORTED, "finding a convolution algorithm");
       algo = perf[chosen].algo;

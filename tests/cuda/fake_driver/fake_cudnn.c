@@ -24,6 +24,7 @@
  *   FAKE_CUDNN_NO_ALGO=1    the heuristic offers no usable algorithm
  *   FAKE_CUDNN_TF32_FIRST=1 the heuristic ranks a TF32 candidate first even under FMA math (a
  *                           caller that forbids TF32 must skip it)
+ *   FAKE_CUDNN_TF32_ONLY=1  the heuristic offers float32 only TF32 candidates, whatever the math
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
 #include "../../fake_drivers/fake_log.h"
@@ -270,6 +271,8 @@ API Status cudnnGetConvolutionForwardAlgorithm_v7(Handle* h, Tensor* x, Tensor* 
     int tensor_cores = c->math == MATH_DEFAULT || c->math == MATH_TENSOR_OP;
     int offers[2][2], count = 0; /* (algo, mathType), best first */
     if (!fp32) {
+      offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
+    } else if (EnvInt("FAKE_CUDNN_TF32_ONLY", 0)) {
       offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
     } else if (tensor_cores || EnvInt("FAKE_CUDNN_TF32_FIRST", 0)) {
       offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
