@@ -157,6 +157,7 @@ def tests(session: nox.Session) -> None:
     # ziglang too (also when the wheelhouse is reused): tests/packaging links Mach-O fixtures.
     session.install(*TEST_DEPS, *NVRTC_CU12_DEPS, pins.requirement("ziglang"))
     _install_ours(session)
+    header_dirs = _vendor_header_dirs(session)
     session.run(
         "python",
         "-m",
@@ -175,6 +176,9 @@ def tests(session: nox.Session) -> None:
             "TVM_TEST_REQUIRE_DNNL": "1",
             # Every skip must be something this machine lacks, within tests/skip_budget.json.
             "TVM_TEST_SKIP_AUDIT": "1",
+            # cublasLt.h, cudnn.h, nccl.h and the CUDA headers they include, for the checks of our
+            # own declarations (tests/cuda/test_vendor_api_decls.py).
+            "TVM_VENDOR_HEADER_DIRS": os.pathsep.join(header_dirs),
         },
     )
 
@@ -182,6 +186,14 @@ def tests(session: nox.Session) -> None:
 def _publish_report(session: nox.Session, name: str) -> None:
     """Copy results/<name>.md, stamped, into docs/data/reliability for the reliability page."""
     session.run("python", str(ROOT / "docs" / "gen_reports.py"), name, "--results", str(RESULTS))
+
+
+def _vendor_header_dirs(session: nox.Session) -> list[str]:
+    """The include/ directories of NVIDIA's library wheels, unpacked once into a cache outside
+    the repository by ci/vendor_headers.py (the first run downloads the wheels, ~1 GB, once;
+    later ones reuse the cache in well under a second)."""
+    out = session.run("python", str(ROOT / "ci" / "vendor_headers.py"), silent=True)
+    return [line for line in (out or "").splitlines() if line.startswith(os.sep)]
 
 
 @nox.session

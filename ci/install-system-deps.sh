@@ -9,8 +9,10 @@ set -euo pipefail
 # unit tests of tests/cpp).
 # oneDNN 2.x: libdnnl-dev's headers build tvm-runtime-dnnl (types only), and its libdnnl2 is
 # what that wheel opens at first use to run dnnl_json modules.
+# HIP's headers (libamdhip64-dev, ~19 MB with its dependencies): the declaration check of
+# src/backends/rocm/hip_api.h (tests/rocm/test_hip_api_decls.py); nothing links them.
 PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo libvulkan1 mesa-vulkan-drivers
-  vulkan-validationlayers libvulkan-dev binutils doctest-dev libdnnl-dev)
+  vulkan-validationlayers libvulkan-dev binutils doctest-dev libdnnl-dev libamdhip64-dev)
 # More for one session (e.g. qemu-user-static for `nox -s aarch64`), given as arguments.
 PACKAGES+=("$@")
 

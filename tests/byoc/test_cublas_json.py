@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from byoc_support import EXPECTED, MANIFEST
+from byoc_support import EXPECTED, MANIFEST, fixture_set
 from cuda_fakes import build_fakes, calls, run_artifact, run_fake
+from cuda_numerics import GELU_FUNCTIONS, assert_matches, tf32_in_effect
 
 import tvm.backend.cuda as hook
 
@@ -105,6 +106,12 @@ def test_each_thread_has_its_own_workspace(fakes):
         call()
         t = threading.Thread(target=call)
         t.start(); t.join()
+        # join() returns when the Python thread ends; its C++ thread_local state is destroyed
+        # as the OS thread exits, a moment later.
+        import time
+        deadline = time.monotonic() + 10
+        while live() != 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         result(log=log(), live=live())
         """,
     )
@@ -247,3 +254,42 @@ def test_each_device_has_its_own_state_and_devices_are_not_mixed(fakes):
     np.testing.assert_array_equal(r["out"], np.full((2, 4), 3.0))
     assert "are on different CUDA devices (0 and 1)" in r["mixed"]
     assert r["live"] == 4  # a handle and a preference per device
+
+
+# ---------------------------------------------------------------------------------- numerics
+# The float32 policy (src/backends/cuda/tf32_policy.h, tests/byoc/cuda_numerics.py): unset and 0
+# as apache-tvm 0.27 (CUBLAS_COMPUTE_32F: plain fp32), 1 (CUBLAS_COMPUTE_32F_FAST_TF32).
+COMPUTE_32F, COMPUTE_32I, COMPUTE_32F_FAST_TF32 = "68", "72", "77"
+POLICIES = {"unset": "", "0": "0", "1": "1"}
+
+
+@pytest.mark.parametrize("policy", list(POLICIES.values()), ids=list(POLICIES))
+def test_compute_type_follows_the_tf32_policy(fakes, policy):
+    """The compute type of every matmul of apache-tvm 0.27's compiled cuBLAS fixtures, whether it
+    ran on TF32 (the fake rounds the operands then), and numpy within the policy's tolerance; the
+    GELU epilogue is checked against the tanh form with its documented tolerance."""
+    tf32 = tf32_in_effect("cublas", {"TVM_CUDA_ALLOW_TF32": policy})
+    assert tf32 == (policy == "1")
+    r = run_artifact(
+        fakes, "cublaslt", "cublas_cuda.so", "cublas", fixtures="byoc_compiled", TVM_CUDA_ALLOW_TF32=policy
+    )
+    _, manifest, expected = fixture_set("byoc_compiled")
+    for func in manifest["artifacts"]["cublas_cuda.so"]["functions"]:
+        want = expected[f"cublas_out:{func}"]
+        text = r["logs"][func]
+        assert "error:" not in text, text
+        matmuls = calls(text, "cublasLtMatmul")
+        fp32_inputs = func in ("mlp", "batched", "flattened")
+        for m in matmuls:
+            if fp32_inputs:
+                assert m["compute"] == (COMPUTE_32F_FAST_TF32 if tf32 else COMPUTE_32F), (func, m)
+            else:  # half, fp8 and int8 inputs never change
+                assert m["compute"] == (COMPUTE_32I if func == "int8" else COMPUTE_32F), (func, m)
+            assert m["tf32"] == ("1" if tf32 and fp32_inputs else "0"), (func, m)
+        got = np.array(r["outs"][func])
+        gelu = func in GELU_FUNCTIONS
+        assert ("36" in {m["epilogue"] for m in matmuls}) == gelu, (func, text)  # GELU_BIAS
+        assert_matches(got, want, tf32=tf32 and fp32_inputs, gelu=gelu, what=func, plain=1e-5, half=1e-3)
+        if fp32_inputs:
+            err = float(np.abs(got - want.astype("float64")).max())
+            assert (err > 1e-4) == tf32, (func, err)

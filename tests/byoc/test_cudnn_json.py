@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from backend_testing import assert_garbage_payloads_rejected
-from byoc_support import BYOC, EXPECTED, MANIFEST, load_from_bytes
+from byoc_support import BYOC, EXPECTED, MANIFEST, fixture_set, load_from_bytes
 from cuda_fakes import build_fakes, calls, run_artifact, run_fake
+from cuda_numerics import assert_matches, tf32_in_effect
 
 import tvm.backend.cuda as hook
 from conftest import run_python
 
 FUNCTIONS = MANIFEST["artifacts"]["cudnn_cuda.so"]["functions"]
+COMPILED_FUNCTIONS = fixture_set("byoc_compiled")[1]["artifacts"]["cudnn_cuda.so"]["functions"]
 FUSED = "cudnnConvolutionBiasActivationForward"
 
 
@@ -188,3 +190,111 @@ def test_garbage_payloads_are_clear_errors(kind):
     import tvm
 
     assert_garbage_payloads_rejected(lambda payload: load_from_bytes(tvm, kind, payload))
+
+
+# ---------------------------------------------------------------------------------- numerics
+# The float32 policy (src/backends/cuda/tf32_policy.h, tests/byoc/cuda_numerics.py): unset as
+# apache-tvm 0.27 (CUDNN_TENSOR_OP_MATH, TF32 allowed), 0 (CUDNN_FMA_MATH), 1 (as unset).
+TENSOR_OP, FMA = "1", "3"  # cudnnMathType_t
+POLICIES = {"unset": "", "0": "0", "1": "1"}
+
+
+def compiled_run(fakes, policy: str, **env):
+    return run_artifact(
+        fakes, "cudnn", "cudnn_cuda.so", "cudnn", fixtures="byoc_compiled", TVM_CUDA_ALLOW_TF32=policy, **env
+    )
+
+
+@pytest.mark.parametrize("policy", list(POLICIES.values()), ids=list(POLICIES))
+def test_math_type_follows_the_tf32_policy(fakes, policy):
+    """What the descriptor asks for, what the heuristic answered, what ran (the fake computes on
+    TF32-rounded operands when tensor-core math runs float32), and numpy within the tolerance the
+    policy implies, on the convolutions apache-tvm 0.27's codegen made."""
+    tf32 = tf32_in_effect("cudnn", {"TVM_CUDA_ALLOW_TF32": policy})
+    assert tf32 == (policy != "0")
+    r = compiled_run(fakes, policy)
+    _, _, expected = fixture_set("byoc_compiled")
+    for func in COMPILED_FUNCTIONS:
+        want = expected[f"cudnn_out:{func}"]
+        text = r["logs"][func]
+        assert "error:" not in text, text
+        fp32 = want.dtype == np.float32
+        asked = [c["math"] for c in calls(text, "cudnnSetConvolutionMathType")]
+        # First the policy's math type on every descriptor (half: tensor ops, as 0.27).
+        assert asked[0] == (TENSOR_OP if tf32 or not fp32 else FMA), (func, text)
+        runs = calls(text, FUSED) + calls(text, "cudnnConvolutionForward")
+        assert len(runs) == 2, text
+        for run in runs:
+            if run["heuristic_math"] != "-1":  # chosen by the heuristic: its math type, as is
+                assert run["math"] == run["heuristic_math"], (func, run)
+            assert run["tf32"] == ("1" if tf32 and fp32 else "0"), (func, run)
+        got = np.array(r["outs"][func])
+        assert_matches(got, want, tf32=tf32, what=func, plain=1e-5, half=1e-3)
+        if fp32:
+            # The fake really rounds: TF32 results differ from numpy's beyond plain fp32 error.
+            err = float(np.abs(got - want.astype("float64")).max())
+            assert (err > 1e-4) == tf32, (func, err)
+
+
+def test_strict_policy_skips_tf32_candidates_of_the_heuristic(fakes):
+    """A heuristic that ranks a TF32 kernel first although FMA math was asked for: with
+    TVM_CUDA_ALLOW_TF32=0 the FMA candidate after it runs; by default the TF32 one does."""
+    strict = compiled_run(fakes, "0", FAKE_CUDNN_TF32_FIRST="1")
+    default = compiled_run(fakes, "", FAKE_CUDNN_TF32_FIRST="1")
+    for r, algo, math in ((strict, "1", FMA), (default, "2", TENSOR_OP)):
+        (run, _) = calls(r["logs"]["nhwc_bias_relu"], FUSED)
+        assert (run["algo"], run["math"], run["heuristic_math"]) == (algo, math, math), run
+        assert run["tf32"] == ("1" if math == TENSOR_OP else "0")
+
+
+def test_nvidia_tf32_override_wins_in_the_fake_as_in_cudnn(fakes):
+    r = compiled_run(fakes, "", NVIDIA_TF32_OVERRIDE="0")
+    run = calls(r["logs"]["nhwc_bias_relu"], FUSED)[0]
+    assert (run["math"], run["tf32"]) == (TENSOR_OP, "0")
+
+
+def test_invalid_tf32_policy_is_a_value_error_naming_the_variable(fakes):
+    r = run_fake(
+        fakes,
+        "cudnn",
+        """
+        g = Graph()
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))],
+                     (1, 3, 2, 2), {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+        errors = []
+        for _ in range(2):  # not cached: the same message again
+            try:
+                module("cudnn_json", "sym", g, [y]).get_function("sym")
+            except ValueError as err:
+                errors.append(str(err))
+        result(errors=errors)
+        """,
+        TVM_CUDA_ALLOW_TF32="yes",
+    )
+    assert len(r["errors"]) == 2 and all("TVM_CUDA_ALLOW_TF32='yes'" in e for e in r["errors"]), r
+
+
+def test_strict_policy_without_an_fma_candidate_says_what_to_do(fakes):
+    """A heuristic that offers only TF32 kernels for a float32 convolution: under
+    TVM_CUDA_ALLOW_TF32=0 the call fails naming the variable (never runs TF32 silently); by
+    default the TF32 kernel runs."""
+    body = """
+        g = Graph()
+        y = g.kernel("cudnn.conv2d.nhwc_ohwi", [g.input("x", (1, 2, 4, 4)), g.input("w", (3, 2, 3, 3))],
+                     (1, 3, 2, 2), {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+        f = module("cudnn_json", "sym", g, [y]).get_function("sym")
+        out = tvm.runtime.empty((1, 3, 2, 2), "float32", dev)
+        try:
+            f(on_device(np.ones((1, 2, 4, 4), "float32")), on_device(np.ones((3, 2, 3, 3), "float32")), out)
+            result(error=None, log=log(), out=out.numpy().tolist())
+        except RuntimeError as err:
+            result(error=str(err), log=log(), live=live())
+        """
+    strict = run_fake(fakes, "cudnn", body, TVM_CUDA_ALLOW_TF32="0", FAKE_CUDNN_TF32_ONLY="1")
+    assert "cuDNN offers no algorithm without TF32 tensor cores" in strict["error"], strict
+    assert "TVM_CUDA_ALLOW_TF32=0" in strict["error"] and "Forward handle" not in strict["log"]
+    assert strict["live"] == 1  # the failed call's descriptors were destroyed
+    default = run_fake(fakes, "cudnn", body, TVM_CUDA_ALLOW_TF32="", FAKE_CUDNN_TF32_ONLY="1")
+    (run,) = calls(default["log"], "cudnnConvolutionForward")
+    assert (default["error"], run["math"], run["tf32"]) == (None, TENSOR_OP, "1")
+    np.testing.assert_array_equal(default["out"], np.full((1, 3, 2, 2), 18.0))

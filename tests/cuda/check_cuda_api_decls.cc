@@ -180,6 +180,7 @@ SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B);
 #include "nvrtc_api.h"
 
 SAME_VALUE(NVRTC_SUCCESS);
+SAME_VALUE(NVRTC_ERROR_INVALID_OPTION);
 SAME_VALUE(NVRTC_ERROR_COMPILATION);
 #define SAME_NVRTC_FN(field, symbol) \
   static_assert(std::is_same<decltype(ours::NvrtcApi::field), decltype(&::symbol)>::value, #symbol)

@@ -39,6 +39,11 @@ SAME_VALUE(CUDNN_ACTIVATION_RELU);
 SAME_VALUE(CUDNN_ACTIVATION_IDENTITY);
 SAME_VALUE(CUDNN_NOT_PROPAGATE_NAN);
 SAME_VALUE(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+SAME_VALUE(CUDNN_DEFAULT_MATH);
+SAME_VALUE(CUDNN_TENSOR_OP_MATH);
+SAME_VALUE(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+SAME_VALUE(CUDNN_FMA_MATH);
+static_assert(sizeof(mine::cudnnMathType_t) == sizeof(::cudnnMathType_t), "cudnnMathType_t");
 
 static_assert(sizeof(mine::cudnnConvolutionFwdAlgoPerf_t) ==
                   sizeof(::cudnnConvolutionFwdAlgoPerf_t),
@@ -46,6 +51,9 @@ static_assert(sizeof(mine::cudnnConvolutionFwdAlgoPerf_t) ==
 static_assert(offsetof(mine::cudnnConvolutionFwdAlgoPerf_t, memory) ==
                   offsetof(::cudnnConvolutionFwdAlgoPerf_t, memory),
               "memory");
+static_assert(offsetof(mine::cudnnConvolutionFwdAlgoPerf_t, mathType) ==
+                  offsetof(::cudnnConvolutionFwdAlgoPerf_t, mathType),
+              "mathType");
 static_assert(offsetof(mine::cudnnConvolutionFwdAlgoPerf_t, status) ==
                   offsetof(::cudnnConvolutionFwdAlgoPerf_t, status),
               "status");
@@ -66,6 +74,7 @@ SAME_FN(DestroyFilterDescriptor, cudnnDestroyFilterDescriptor);
 SAME_FN(CreateConvolutionDescriptor, cudnnCreateConvolutionDescriptor);
 SAME_FN(SetConvolution2dDescriptor, cudnnSetConvolution2dDescriptor);
 SAME_FN(SetConvolutionGroupCount, cudnnSetConvolutionGroupCount);
+SAME_FN(SetConvolutionMathType, cudnnSetConvolutionMathType);
 SAME_FN(DestroyConvolutionDescriptor, cudnnDestroyConvolutionDescriptor);
 SAME_FN(CreateActivationDescriptor, cudnnCreateActivationDescriptor);
 SAME_FN(SetActivationDescriptor, cudnnSetActivationDescriptor);

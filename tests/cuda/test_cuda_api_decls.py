@@ -16,11 +16,11 @@ from conftest import REPO
 
 
 def cuda_include_dir() -> Path | None:
+    # The NVIDIA wheels' headers nox unpacks (nvidia-cuda-runtime ships cuda.h), then a toolkit.
+    dirs = [Path(d) for d in os.environ.get("TVM_VENDOR_HEADER_DIRS", "").split(os.pathsep) if d]
     roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for root in filter(None, roots):
-        if (Path(root) / "include" / "cuda.h").is_file():
-            return Path(root) / "include"
-    return None
+    dirs += [Path(root) / "include" for root in filter(None, roots)]
+    return next((d for d in dirs if (d / "cuda.h").is_file()), None)
 
 
 def nvrtc_include_dir() -> Path | None:

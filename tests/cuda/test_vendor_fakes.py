@@ -178,3 +178,86 @@ def test_fake_cudnn_rejects_what_cudnn_would(tmp_path):
     text = lib.fake_cudnn_log().decode()
     for why in ("wrong output size", "no stream was set", "workspace too small", "never offered"):
         assert why in text
+
+
+def test_fake_cudnn_math_types_and_tf32(tmp_path):
+    """The fake cuDNN's math types as cuDNN 9 has them: a bad value is rejected; the heuristic
+    answers per descriptor math type (a TF32 kernel ranked first under tensor-op math, FMA only
+    under FMA math), and a float32 convolution run with tensor-op math computes on TF32-rounded
+    operands (1 + 2^-12 rounds to 1), with FMA math exactly."""
+    lib = ctypes.CDLL(
+        str(build_fake_library(HERE / "fake_driver" / "fake_cudnn.c", tmp_path / "libfake_dnn.so"))
+    )
+    lib.fake_cudnn_log.restype = ctypes.c_char_p
+    h, x, w, y = (
+        new(lib.cudnnCreate),
+        new(lib.cudnnCreateTensorDescriptor),
+        new(lib.cudnnCreateFilterDescriptor),
+        new(lib.cudnnCreateTensorDescriptor),
+    )
+    conv = new(lib.cudnnCreateConvolutionDescriptor)
+    assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 1, 1, 1, 1) == 0
+    assert lib.cudnnSetFilter4dDescriptor(w, 0, 0, 1, 1, 1, 1) == 0
+    assert lib.cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, 1, 0) == 0
+    assert lib.cudnnSetTensor4dDescriptor(y, 0, 0, 1, 1, 1, 1) == 0
+    assert lib.cudnnSetStream(h, None) == 0
+    assert lib.cudnnSetConvolutionMathType(conv, 4) == CUDNN_BAD_PARAM  # no such math type
+
+    class Perf(ctypes.Structure):
+        _fields_ = [
+            ("algo", ctypes.c_int),
+            ("status", ctypes.c_int),
+            ("time", ctypes.c_float),
+            ("memory", ctypes.c_size_t),
+            ("determinism", ctypes.c_int),
+            ("mathType", ctypes.c_int),
+            ("reserved", ctypes.c_int * 3),
+        ]
+
+    def offers(math):
+        assert lib.cudnnSetConvolutionMathType(conv, math) == 0
+        perf, n = (Perf * 8)(), ctypes.c_int()
+        assert lib.cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 8, ctypes.byref(n), perf) == 0
+        return [(p.algo, p.mathType) for p in perf[: n.value] if p.status == 0]
+
+    assert offers(1) == [(2, 1), (1, 3)]  # TENSOR_OP: TF32 GEMM first, then an FMA kernel
+    assert offers(0) == [(2, 1), (1, 3)]  # DEFAULT allows TF32 on Ampere+ too
+    assert offers(3) == [(2, 3)]  # FMA: FMA kernels only
+
+    xs, wt, ys = np.array([1 + 2.0**-12], "float32"), np.ones(1, "float32"), np.zeros(1, "float32")
+    one, zero = ctypes.c_float(1), ctypes.c_float(0)
+    ws = ctypes.create_string_buffer(4096)
+
+    def run(math):
+        assert lib.cudnnSetConvolutionMathType(conv, math) == 0
+        args = (h, ctypes.byref(one), x, xs.ctypes.data_as(P), w, wt.ctypes.data_as(P), conv, 2, ws, 4096)
+        assert lib.cudnnConvolutionForward(*args, ctypes.byref(zero), y, ys.ctypes.data_as(P)) == 0
+        return float(ys[0])
+
+    assert run(1) == 1.0  # TF32: the operand lost its 12th bit
+    assert run(3) == np.float32(1 + 2.0**-12)  # FMA: plain fp32
+    runs = [
+        ln for ln in lib.fake_cudnn_log().decode().splitlines() if ln.startswith("cudnnConvolutionForward")
+    ]
+    assert ["tf32=1" in runs[0], "tf32=0" in runs[1]] == [True, True], runs
+
+
+def test_fake_cublaslt_fast_tf32_takes_float32_only_and_rounds(lt):
+    h, d, a, b, c, pref = setup_gemm(lt, 2, 4)
+    assert lt.cublasLtMatmulDescCreate(ctypes.byref(P()), 77, 10) == INVALID  # FAST_TF32 scales in fp32
+    tf32 = new(lt.cublasLtMatmulDescCreate, 77, 0)
+    half_a = new(lt.cublasLtMatrixLayoutCreate, 2, 2, 4, 2)
+    half_b = new(lt.cublasLtMatrixLayoutCreate, 2, 4, 3, 4)
+    assert heuristic(lt, h, tf32, half_a, half_b, c, pref)[0] == INVALID
+    assert "the FAST_TF32 compute type takes float32 A/B" in lt.fake_cublaslt_log().decode()
+    rc, algo, n = heuristic(lt, h, tf32, a, b, c, pref)
+    assert rc == 0 and n == 1
+    av = np.full((4, 2), 1 + 2.0**-12, "float32")  # column-major 2x4, every element 1 + 2^-12
+    bv, dv = np.ones((3, 4), "float32"), np.zeros((3, 2), "float32")
+    one, zero = ctypes.c_float(1), ctypes.c_float(0)
+    ws = ctypes.create_string_buffer(32 << 20)
+    args = [h, tf32, ctypes.byref(one), av.ctypes.data_as(P), a, bv.ctypes.data_as(P), b]
+    args += [ctypes.byref(zero), dv.ctypes.data_as(P), c, dv.ctypes.data_as(P), c, ctypes.byref(algo.algo)]
+    assert lt.cublasLtMatmul(*args, ctypes.cast(ws, P), 32 << 20, None) == 0
+    np.testing.assert_array_equal(dv, np.full((3, 2), 4.0))  # TF32 operands: 4 x 1, not 4 x (1 + 2^-12)
+    assert "tf32=1" in lt.fake_cublaslt_log().decode().splitlines()[-1]

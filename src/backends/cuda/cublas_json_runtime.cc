@@ -14,6 +14,10 @@
  * all rows), else run as a strided batch of equal counts.  cuBLASLt's GELU epilogue is the
  * tanh approximation, as in 0.27.
  *
+ * Numerics: the compute type is CUBLAS_COMPUTE_32F for every floating-point input (0.27's
+ * choice), so float32 matmuls are plain fp32; TVM_CUDA_ALLOW_TF32=1 makes float32 matmuls
+ * CUBLAS_COMPUTE_32F_FAST_TF32 instead (tf32_policy.h).
+ *
  * cuBLASLt is column-major and our tensors row-major, so C = lhs . rhs is computed as
  * C^T = rhs^T . lhs^T: cuBLASLt's A is the rhs, its B the lhs, and its D (N x M, ld N) is C.
  *
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "cublaslt_library.h"
+#include "tf32_policy.h"
 #include "vendor_json_runtime.h"
 
 namespace tvm_runtime {
@@ -199,6 +204,7 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
     if (a != b) Unsupported(node, "lhs and rhs must have the same dtype");
     if (Is(a, kDLFloat, 32)) {
       p->ab_type = CUDA_R_32F;
+      if (CublasLtMayUseTf32()) p->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
     } else if (Is(a, kDLFloat, 16)) {
       p->ab_type = CUDA_R_16F;
     } else if (Is(a, kDLBfloat, 16)) {

@@ -73,6 +73,7 @@ constexpr cudaDataType_t CUDA_R_32I = 10;
 constexpr cudaDataType_t CUDA_R_16BF = 14;
 constexpr cudaDataType_t CUDA_R_8F_E4M3 = 28;
 constexpr cublasComputeType_t CUBLAS_COMPUTE_32F = 68;
+constexpr cublasComputeType_t CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
 constexpr cublasComputeType_t CUBLAS_COMPUTE_32I = 72;
 constexpr int CUBLAS_OP_N = 0;
 constexpr int CUBLAS_OP_T = 1;

@@ -37,19 +37,6 @@ Array<String> Strings(const std::vector<std::string>& v) {
   return out;
 }
 
-/* "sm_86" -> 86. */
-int ParseArch(const std::string& arch) {
-  const std::string prefix = "sm_";
-  char* end = nullptr;
-  long sm = arch.compare(0, prefix.size(), prefix) == 0
-                ? std::strtol(arch.c_str() + prefix.size(), &end, 10)
-                : 0;
-  if (sm <= 0 || end == nullptr || *end != '\0') {
-    backend::ThrowError("ValueError", "expected an architecture like 'sm_86', got '" + arch + "'");
-  }
-  return static_cast<int>(sm);
-}
-
 Map<String, Any> NvrtcInfo(int driver_major) {
   const NvrtcLibrary& lib = GetNvrtc(driver_major);
   Array<int64_t> archs;
@@ -67,7 +54,9 @@ Map<String, Any> NvrtcInfo(int driver_major) {
 
 Map<String, Any> CompileSource(const std::string& source, const std::string& arch, int driver_major,
                                bool use_cache) {
-  CompiledSource c = CompileCudaSource(source, ParseArch(arch), driver_major, use_cache);
+  // Exactly the architecture named ("sm_90" stays sm_90; "sm_90a" asks for the arch-specific
+  // target a Hopper device gets).
+  CompiledSource c = CompileCudaSource(source, ParseCudaArch(arch), driver_major, use_cache);
   Map<String, Any> out;
   out.Set("image", ::tvm::ffi::Bytes(c.image));
   out.Set("format", String(c.is_ptx ? "ptx" : "cubin"));

@@ -89,7 +89,7 @@ std::shared_ptr<const CompiledSource> CudaModule::CompiledFor(int sm, int driver
   auto it = compiled_.find(sm);
   if (it != compiled_.end() && use_cache) return it->second;
   auto compiled = std::make_shared<const CompiledSource>(
-      CompileCudaSource(code(), sm, driver_major, use_cache));
+      CompileCudaSource(code(), DeviceArch(sm), driver_major, use_cache));
   compiled_[sm] = compiled;
   return compiled;
 }

@@ -32,6 +32,7 @@ using cudnnActivationMode_t = ::cudnnActivationMode_t;
 using cudnnNanPropagation_t = ::cudnnNanPropagation_t;
 using cudnnConvolutionFwdAlgo_t = ::cudnnConvolutionFwdAlgo_t;
 using cudnnConvolutionFwdAlgoPerf_t = ::cudnnConvolutionFwdAlgoPerf_t;
+using cudnnMathType_t = ::cudnnMathType_t;
 #else
 // cuDNN's C enums are int-sized.
 using cudnnStatus_t = int;
@@ -41,13 +42,14 @@ using cudnnConvolutionMode_t = int;
 using cudnnActivationMode_t = int;
 using cudnnNanPropagation_t = int;
 using cudnnConvolutionFwdAlgo_t = int;
+using cudnnMathType_t = int;
 struct cudnnConvolutionFwdAlgoPerf_t {
   cudnnConvolutionFwdAlgo_t algo;
   cudnnStatus_t status;
   float time;
   size_t memory;
   int determinism;
-  int mathType;
+  cudnnMathType_t mathType;
   int reserved[3];
 };
 
@@ -62,6 +64,10 @@ constexpr cudnnActivationMode_t CUDNN_ACTIVATION_RELU = 1;
 constexpr cudnnActivationMode_t CUDNN_ACTIVATION_IDENTITY = 5;
 constexpr cudnnNanPropagation_t CUDNN_NOT_PROPAGATE_NAN = 0;
 constexpr cudnnConvolutionFwdAlgo_t CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM = 1;
+constexpr cudnnMathType_t CUDNN_DEFAULT_MATH = 0;
+constexpr cudnnMathType_t CUDNN_TENSOR_OP_MATH = 1;
+constexpr cudnnMathType_t CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION = 2;
+constexpr cudnnMathType_t CUDNN_FMA_MATH = 3;
 #endif
 
 using cudnnHandle_t = ::cudnnContext*;
@@ -92,6 +98,7 @@ struct CudnnApi {
                                               int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t compute);
   cudnnStatus_t (*SetConvolutionGroupCount)(cudnnConvolutionDescriptor_t desc, int groups);
+  cudnnStatus_t (*SetConvolutionMathType)(cudnnConvolutionDescriptor_t desc, cudnnMathType_t math);
   cudnnStatus_t (*DestroyConvolutionDescriptor)(cudnnConvolutionDescriptor_t desc);
   cudnnStatus_t (*CreateActivationDescriptor)(cudnnActivationDescriptor_t* desc);
   cudnnStatus_t (*SetActivationDescriptor)(cudnnActivationDescriptor_t desc,

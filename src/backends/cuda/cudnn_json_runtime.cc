@@ -17,6 +17,14 @@
  * algorithm needs.  The algorithm comes from cuDNN's heuristics (cudnnGetConvolutionForward-
  * Algorithm_v7), which never run kernels, so nothing is benchmarked behind the user's back.
  * Work goes to the current stream of the device.
+ *
+ * Numerics (tf32_policy.h): like 0.27, every convolution descriptor asks for
+ * CUDNN_TENSOR_OP_MATH, so cuDNN may run float32 convolutions on TF32 tensor cores (Ampere and
+ * newer); TVM_CUDA_ALLOW_TF32=0 asks for CUDNN_FMA_MATH on float32 instead.  Since cuDNN 7.4 a
+ * kernel is chosen by algorithm *and* math type, and the heuristic reports each candidate's
+ * math type (cudnnConvolutionFwdAlgoPerf_t.mathType): we take the first candidate whose math
+ * type the policy allows and set that math type on the descriptor before running it, so what
+ * runs is what the heuristic ranked.
  */
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm_runtime/backend/error.h>
@@ -27,6 +35,7 @@
 #include <vector>
 
 #include "cudnn_library.h"
+#include "tf32_policy.h"
 #include "vendor_json_runtime.h"
 
 namespace tvm_runtime {
@@ -67,6 +76,7 @@ struct ConvPlan {
   bool has_bias = false, relu = false;
   cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
   cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;  // asked of the heuristic (the policy)
   int n = 0, c = 0, h = 0, wd = 0, k = 0, kc = 0, r = 0, s = 0, oh = 0, ow = 0;
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, groups = 1;
   std::string where;
@@ -162,6 +172,7 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     if (!types_agree) Unsupported(node, "data, weight, bias and output must share one dtype");
     if (t.code == kDLFloat && t.bits == 32 && t.lanes == 1) {
       p.dtype = CUDNN_DATA_FLOAT;
+      p.math = CudnnMayUseTf32() ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     } else if (t.code == kDLFloat && t.bits == 16 && t.lanes == 1) {
       p.dtype = CUDNN_DATA_HALF;
     } else {
@@ -248,21 +259,39 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
                                          p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "describing the convolution");
     check(api.SetConvolutionGroupCount(d.conv, p.groups), "setting the group count");
+    check(api.SetConvolutionMathType(d.conv, p.math), "setting the math type");
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     if (!p.has_bias || p.relu) {
-      // The fused form with an identity activation runs only IMPLICIT_PRECOMP_GEMM; otherwise
-      // cuDNN's heuristics choose.
-      cudnnConvolutionFwdAlgoPerf_t perf[4] = {};
+      // The fused form with an identity activation runs only IMPLICIT_PRECOMP_GEMM (with the
+      // policy's math type); otherwise cuDNN's heuristics choose algorithm and math type.
+      cudnnConvolutionFwdAlgoPerf_t perf[kHeuristicResults] = {};
       int found = 0;
-      check(api.GetConvolutionForwardAlgorithm_v7(state->handle(), d.x, d.w, d.conv, d.y, 4, &found,
-                                                  perf),
+      check(api.GetConvolutionForwardAlgorithm_v7(state->handle(), d.x, d.w, d.conv, d.y,
+                                                  kHeuristicResults, &found, perf),
             "cudnnGetConvolutionForwardAlgorithm_v7");
       int chosen = -1;
-      for (int i = 0; i < found && chosen < 0; ++i) {
-        if (perf[i].status == CUDNN_STATUS_SUCCESS) chosen = i;
+      bool refused = false;  // a usable candidate the policy does not allow
+      for (int i = 0; i < found && i < kHeuristicResults && chosen < 0; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        if (MathAllowed(p, perf[i].mathType)) {
+          chosen = i;
+        } else {
+          refused = true;
+        }
+      }
+      if (chosen < 0 && refused) {
+        backend::ThrowError("RuntimeError",
+                            "cuDNN offers no algorithm without TF32 tensor cores for " + at + " (" +
+                                kAllowTf32EnvVar +
+                                "=0): unset it, or set it to 1, to "
+                                "allow TF32 for float32 convolutions");
       }
       if (chosen < 0) check(CUDNN_STATUS_NOT_SUPPORTED, "finding a convolution algorithm");
       algo = perf[chosen].algo;
+      if (perf[chosen].mathType != p.math) {
+        check(api.SetConvolutionMathType(d.conv, perf[chosen].mathType),
+              "setting the heuristic's math type");
+      }
     }
     size_t bytes = 0;
     check(api.GetConvolutionForwardWorkspaceSize(state->handle(), d.x, d.w, d.conv, d.y, algo,
@@ -292,6 +321,17 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
                                                workspace, bytes, &zero, d.y, y, d.bias,
                                                TensorData(entries[p.bias]), d.act, d.y, y),
           "cudnnConvolutionBiasActivationForward");
+  }
+
+  /* How many candidates to ask the heuristic for: every forward algorithm (8 in cuDNN 9), and
+   * room for one entry per math type of each. */
+  static constexpr int kHeuristicResults = 16;
+
+  /* Whether a heuristic candidate's math type keeps to the policy: never a down-conversion of
+   * float32 to half (0.27 never asks for it), and for float32 without TF32 only FMA kernels. */
+  static bool MathAllowed(const ConvPlan& p, cudnnMathType_t math) {
+    if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+    return p.math != CUDNN_FMA_MATH || math == CUDNN_FMA_MATH;
   }
 
   const CudnnApi* api_ = nullptr;

@@ -26,6 +26,7 @@ std::string ResolveAll(void* handle, CudnnApi* api) {
   r.Required({"cudnnCreateConvolutionDescriptor"}, &api->CreateConvolutionDescriptor);
   r.Required({"cudnnSetConvolution2dDescriptor"}, &api->SetConvolution2dDescriptor);
   r.Required({"cudnnSetConvolutionGroupCount"}, &api->SetConvolutionGroupCount);
+  r.Required({"cudnnSetConvolutionMathType"}, &api->SetConvolutionMathType);
   r.Required({"cudnnDestroyConvolutionDescriptor"}, &api->DestroyConvolutionDescriptor);
   r.Required({"cudnnCreateActivationDescriptor"}, &api->CreateActivationDescriptor);
   r.Required({"cudnnSetActivationDescriptor"}, &api->SetActivationDescriptor);

@@ -21,6 +21,7 @@ using nvrtcProgram = struct _nvrtcProgram*;
 #endif
 
 constexpr int NVRTC_SUCCESS = 0;
+constexpr int NVRTC_ERROR_INVALID_OPTION = 5;
 constexpr int NVRTC_ERROR_COMPILATION = 6;
 
 struct NvrtcApi {

@@ -123,14 +123,25 @@ std::string PrepareSource(const std::string& source) {
 
 // ------------------------------------------------------------------------ target and options
 
-std::string ChooseTarget(const NvrtcLibrary& lib, int sm, bool* is_ptx) {
+/* The targets to try, in order (a later one only when NVRTC rejects the option naming the
+ * earlier): the exact architecture as a cubin, or PTX for an older one. */
+std::vector<std::string> ChooseTargets(const NvrtcLibrary& lib, const CudaArch& want,
+                                       bool* is_ptx) {
+  const int sm = want.sm;
   int best = -1;
   for (int arch : lib.archs) {
     if (arch == sm) {
       *is_ptx = false;
-      return "sm_" + std::to_string(sm);
+      std::vector<std::string> out = {want.Name()};
+      if (want.variant != 0 && !want.exact) out.push_back("sm_" + std::to_string(sm));
+      return out;
     }
     if (arch < sm) best = arch;
+  }
+  if (want.variant != 0 && want.exact) {
+    // An arch-specific or family target asked for by name has no portable PTX stand-in.
+    backend::ThrowError("RuntimeError", lib.Describe() + " cannot compile for " + want.Name() +
+                                            ": it does not support sm_" + std::to_string(sm));
   }
   if (best < 0) {
     std::string oldest = lib.archs.empty() ? "?" : std::to_string(lib.archs.front());
@@ -142,9 +153,10 @@ std::string ChooseTarget(const NvrtcLibrary& lib, int sm, bool* is_ptx) {
                                             std::to_string(sm) + ": its oldest target is sm_" +
                                             oldest + "." + fix);
   }
-  // A GPU newer than this NVRTC: PTX for the newest older target, JIT-compiled by the driver.
+  // A GPU newer than this NVRTC: PTX for the newest older target, JIT-compiled by the driver
+  // (plain compute_XY: arch-specific PTX would run on that one architecture only).
   *is_ptx = true;
-  return "compute_" + std::to_string(best);
+  return {"compute_" + std::to_string(best)};
 }
 
 std::vector<std::string> Options(const NvrtcLibrary& lib, const std::string& target, bool is_ptx,
@@ -353,6 +365,46 @@ backend::CacheKey KernelCacheKey(const NvrtcLibrary& lib, const std::string& sou
 
 }  // namespace
 
+std::string CudaArch::Name() const {
+  std::string name = "sm_" + std::to_string(sm);
+  if (variant != 0) name += variant;
+  return name;
+}
+
+CudaArch DeviceArch(int sm) {
+  CudaArch arch;
+  arch.sm = sm;
+  arch.variant = sm >= 90 ? 'a' : 0;
+  arch.exact = false;
+  return arch;
+}
+
+CudaArch ParseCudaArch(const std::string& text) {
+  CudaArch arch;
+  const size_t first = 3;  // after "sm_"
+  size_t last = first;
+  while (last < text.size() && std::isdigit(static_cast<unsigned char>(text[last]))) ++last;
+  bool ok = text.compare(0, first, "sm_") == 0 && last > first && last - first <= 4;
+  if (ok) arch.sm = std::stoi(text.substr(first, last - first));
+  std::string suffix = ok ? text.substr(last) : "";
+  if (suffix == "a" || suffix == "f") {
+    arch.variant = suffix[0];
+  } else if (!suffix.empty()) {
+    ok = false;
+  }
+  // Arch-specific targets exist from Hopper (sm_90a) on, family targets from Blackwell (sm_100f).
+  if (arch.variant == 'a' && arch.sm < 90) ok = false;
+  if (arch.variant == 'f' && arch.sm < 100) ok = false;
+  if (!ok || arch.sm <= 0) {
+    backend::ThrowError("ValueError",
+                        "expected an architecture like 'sm_86', 'sm_90a' (arch-specific, 9.0 "
+                        "and newer) or 'sm_100f' (family-specific, 10.0 and newer), got '" +
+                            text + "'");
+  }
+  arch.exact = true;
+  return arch;
+}
+
 std::string CudaCacheRoot() { return KernelCache().policy().root; }
 
 backend::PersistentCache KernelCache() {
@@ -362,41 +414,57 @@ backend::PersistentCache KernelCache() {
       &stats);
 }
 
-CompiledSource CompileCudaSource(const std::string& raw_source, int sm, int driver_major,
-                                 bool use_cache) {
+CompiledSource CompileCudaSource(const std::string& raw_source, const CudaArch& arch,
+                                 int driver_major, bool use_cache) {
   const NvrtcLibrary& lib = GetNvrtc(driver_major);
   CompiledSource out;
   out.compiler = lib.Describe();
-  out.target = ChooseTarget(lib, sm, &out.is_ptx);
+  std::vector<std::string> targets = ChooseTargets(lib, arch, &out.is_ptx);
   std::string source = PrepareSource(raw_source);
   SourceTraits traits = Inspect(source);
   std::vector<HeaderSet> plan = HeaderPlan(lib, traits);
-  out.options = Options(lib, out.target, out.is_ptx, traits.needs_prelude);
 
   backend::PersistentCache cache = KernelCache();
   use_cache = use_cache && cache.enabled();
   if (use_cache) {
-    out.cache_key = std::make_shared<backend::CacheKey>(
-        KernelCacheKey(lib, raw_source, out.target, out.is_ptx, out.options, plan));
+    // Keyed by the exact target: an sm_90a cubin is never served for sm_90 or the reverse.
     out.cache_dir = cache.policy().dir;
     const bool is_ptx = out.is_ptx;
-    if (cache.Load(*out.cache_key, &out.image,
-                   [is_ptx](const std::string& image) { return CheckImage(image, is_ptx); })) {
-      out.cache_entry = out.cache_key->FileName();
-      out.from_cache = true;
-      return out;
+    for (const std::string& target : targets) {
+      std::vector<std::string> options = Options(lib, target, is_ptx, traits.needs_prelude);
+      auto key = std::make_shared<backend::CacheKey>(
+          KernelCacheKey(lib, raw_source, target, is_ptx, options, plan));
+      if (cache.Load(*key, &out.image,
+                     [is_ptx](const std::string& image) { return CheckImage(image, is_ptx); })) {
+        out.target = target;
+        out.options = std::move(options);
+        out.cache_key = key;
+        out.cache_entry = key->FileName();
+        out.from_cache = true;
+        return out;
+      }
     }
   }
 
   NvrtcResult result;
   std::string note;
-  for (const HeaderSet& headers : plan) {
-    if (headers.bundled) UnpackBundledHeaders(lib, headers.dirs.front(), &note);
-    result = RunNvrtc(lib, source, out.is_ptx, out.options, headers);
-    // Only a compile error can be fixed by other headers; anything else is final.
-    if (result.rc != NVRTC_ERROR_COMPILATION) break;
+  for (const std::string& target : targets) {
+    out.target = target;
+    out.options = Options(lib, target, out.is_ptx, traits.needs_prelude);
+    for (const HeaderSet& headers : plan) {
+      if (headers.bundled) UnpackBundledHeaders(lib, headers.dirs.front(), &note);
+      result = RunNvrtc(lib, source, out.is_ptx, out.options, headers);
+      // Only a compile error can be fixed by other headers; anything else is final.
+      if (result.rc != NVRTC_ERROR_COMPILATION) break;
+    }
+    // Only an NVRTC that does not know this target's name tries the next one.
+    if (result.rc != NVRTC_ERROR_INVALID_OPTION) break;
   }
   if (result.rc != NVRTC_SUCCESS) ThrowCompileError(lib, out.target, result, note);
+  if (use_cache) {
+    out.cache_key = std::make_shared<backend::CacheKey>(
+        KernelCacheKey(lib, raw_source, out.target, out.is_ptx, out.options, plan));
+  }
   out.image = std::move(result.image);
   if (use_cache && cache.Store(*out.cache_key, out.image)) {
     out.cache_entry = out.cache_key->FileName();

@@ -12,6 +12,10 @@
  * logged (fake_cublaslt_log()), and the product is computed on the CPU in double precision, so
  * tests compare outputs with numpy.
  *
+ * Compute types: CUBLAS_COMPUTE_32F (plain fp32 for float32 inputs), CUBLAS_COMPUTE_32F_FAST_TF32
+ * (float32 inputs only; the product is computed on TF32-rounded operands, fake_tf32.h) and
+ * CUBLAS_COMPUTE_32I.  The matmul's log line names the compute type and tf32=0/1.
+ *
  * Environment:
  *   FAKE_CUBLASLT_NO_ALGO=1        the heuristic finds no algorithm
  *   FAKE_CUBLASLT_ALGO_WORKSPACE=n the workspace the algorithm needs (default 1 MiB)
@@ -20,12 +24,13 @@
 #include <math.h>
 
 #include "../../fake_drivers/fake_log.h"
+#include "fake_tf32.h"
 
 typedef int Status;
 enum { OK = 0, INVALID = 7, NOT_SUPPORTED = 15 };
 enum { KIND_HANDLE = 1, KIND_DESC, KIND_LAYOUT, KIND_PREF };
 enum { R_32F = 0, R_16F = 2, R_8I = 3, R_32I = 10, R_16BF = 14, R_8F_E4M3 = 28 };
-enum { COMPUTE_32F = 68, COMPUTE_32I = 72 };
+enum { COMPUTE_32F = 68, COMPUTE_32I = 72, COMPUTE_32F_FAST_TF32 = 77 };
 enum { EPI_DEFAULT = 1, EPI_RELU = 2, EPI_BIAS = 4, EPI_GELU = 32 };
 #define ALGO_MAGIC 0xA160A160A160ULL
 
@@ -134,10 +139,10 @@ API const char* cublasLtGetStatusString(Status s) {
 }
 
 API Status cublasLtMatmulDescCreate(Desc** out, int compute, int scale_type) {
-  if (compute != COMPUTE_32F && compute != COMPUTE_32I) {
+  if (compute != COMPUTE_32F && compute != COMPUTE_32I && compute != COMPUTE_32F_FAST_TF32) {
     return Reject("error: cublasLtMatmulDescCreate: compute type %s", "unsupported");
   }
-  if ((compute == COMPUTE_32F) != (scale_type == R_32F) ||
+  if ((compute != COMPUTE_32I) != (scale_type == R_32F) ||
       (compute == COMPUTE_32I) != (scale_type == R_32I)) {
     return Reject("error: cublasLtMatmulDescCreate: %s", "scale type does not match the compute");
   }
@@ -255,6 +260,9 @@ static const char* CheckTypes(const Desc* d, const Layout* a, const Layout* b, c
     return a->type == R_8I && c->type == R_32I ? NULL : "32I compute needs int8 A/B and int32 C";
   }
   if (a->type == R_8I || c->type == R_32I) return "int8/int32 need the 32I compute type";
+  if (d->compute == COMPUTE_32F_FAST_TF32 && a->type != R_32F) {
+    return "the FAST_TF32 compute type takes float32 A/B";
+  }
   if (a->type == R_8F_E4M3 && d->transa != 1) return "fp8 GEMMs need TRANSA=T";
   if (a->type == R_32F && c->type != R_32F) return "fp32 inputs need an fp32 output";
   return NULL;
@@ -452,6 +460,7 @@ API Status cublasLtMatmul(Handle* h, Desc* d, const void* alpha, const void* A, 
     ((volatile char*)workspace)[0] = 1;
     ((volatile char*)workspace)[workspace_size - 1] = 1;
   }
+  int tf32 = d->compute == COMPUTE_32F_FAST_TF32 && FakeTf32Enabled();
   double scale = 1;
   if (d->scale_a) scale *= *(const float*)d->scale_a;
   if (d->scale_b) scale *= *(const float*)d->scale_b;
@@ -460,7 +469,8 @@ API Status cublasLtMatmul(Handle* h, Desc* d, const void* alpha, const void* A, 
       for (uint64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (uint64_t p = 0; p < k; ++p) {
-          acc += At(a, A, d->transa, i, p, bt) * At(b, B, d->transb, p, j, bt);
+          double x = At(a, A, d->transa, i, p, bt), y = At(b, B, d->transb, p, j, bt);
+          acc += tf32 ? FakeTf32Round(x) * FakeTf32Round(y) : x * y;
         }
         double v = al * scale * acc;
         if (be != 0) v += be * Load(c->type, C, bt * c->stride + (int64_t)(j * c->ld + i));
@@ -472,10 +482,10 @@ API Status cublasLtMatmul(Handle* h, Desc* d, const void* alpha, const void* A, 
   }
   Log("cublasLtMatmul handle=%p desc=%p compute=%d ab_type=%d d_type=%d m=%llu n=%llu k=%llu "
       "transa=%d transb=%d epilogue=%d bias=%p batch=%d alpha=%g scaled=%d A=%p B=%p D=%p "
-      "workspace=%p workspace_size=%zu stream=%p",
+      "workspace=%p workspace_size=%zu stream=%p tf32=%d",
       (void*)h, (void*)d, d->compute, a->type, dd->type, (unsigned long long)m,
       (unsigned long long)n, (unsigned long long)k, d->transa, d->transb, d->epilogue, d->bias,
       a->batch, al, d->scale_a != NULL || d->scale_b != NULL, A, B, D, workspace, workspace_size,
-      stream);
+      stream, tf32);
   return OK;
 }

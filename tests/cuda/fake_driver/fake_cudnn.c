@@ -11,12 +11,24 @@
  * logs "error: <why>".  Every call is logged (fake_cudnn_log()) and the convolution computed on
  * the CPU in double precision, so tests compare outputs with numpy.
  *
+ * Math types as cuDNN 9 has them: the convolution descriptor's math type (cudnnSetConvolution-
+ * MathType, CUDNN_DEFAULT_MATH until set) decides what the heuristic offers, each candidate with
+ * its own mathType: for float32 under DEFAULT or TENSOR_OP math a TF32 kernel (GEMM, TENSOR_OP)
+ * ranked before an FMA one (IMPLICIT_PRECOMP_GEMM, FMA); under FMA math only FMA kernels.  A
+ * float32 convolution whose descriptor allows tensor cores when it runs computes on TF32-rounded
+ * operands (fake_tf32.h).  The run's log line names the descriptor's math type, the math type
+ * the heuristic gave that algorithm on that descriptor (-1: not from the heuristic) and tf32=0/1.
+ *
  * Environment:
  *   FAKE_CUDNN_WORKSPACE=n  the workspace the algorithms need (default 4096 bytes)
  *   FAKE_CUDNN_NO_ALGO=1    the heuristic offers no usable algorithm
+ *   FAKE_CUDNN_TF32_FIRST=1 the heuristic ranks a TF32 candidate first even under FMA math (a
+ *                           caller that forbids TF32 must skip it)
+ *   FAKE_CUDNN_TF32_ONLY=1  the heuristic offers float32 only TF32 candidates, whatever the math
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
 #include "../../fake_drivers/fake_log.h"
+#include "fake_tf32.h"
 
 typedef int Status;
 enum { OK = 0, BAD_PARAM = 2000, NOT_SUPPORTED = 3000 };
@@ -24,6 +36,8 @@ enum { KIND_HANDLE = 1, KIND_TENSOR, KIND_FILTER, KIND_CONV, KIND_ACT };
 enum { DATA_FLOAT = 0, DATA_HALF = 2 };
 enum { NCHW = 0, NHWC = 1 };
 enum { CROSS_CORRELATION = 1, ACT_RELU = 1, ACT_IDENTITY = 5, ALGO_PRECOMP = 1, ALGO_GEMM = 2 };
+enum { MATH_DEFAULT = 0, MATH_TENSOR_OP = 1, MATH_ALLOW_CONVERSION = 2, MATH_FMA = 3 };
+#define ALGOS 8
 
 typedef struct {
   int kind, set;
@@ -38,7 +52,8 @@ typedef struct {
 } Tensor; /* also the filter: n = K */
 typedef struct {
   Object base;
-  int pad_h, pad_w, u, v, dil_h, dil_w, mode, compute, groups;
+  int pad_h, pad_w, u, v, dil_h, dil_w, mode, compute, groups, math;
+  int offered_math[ALGOS]; /* what the last heuristic call said of each algorithm, -1: nothing */
 } Conv;
 typedef struct {
   Object base;
@@ -140,7 +155,12 @@ API Status cudnnDestroyFilterDescriptor(void* d) {
 }
 API Status cudnnCreateConvolutionDescriptor(void** d) {
   Status s = Create(d, sizeof(Conv), KIND_CONV, "cudnnCreateConvolutionDescriptor");
-  if (s == OK) ((Conv*)*d)->groups = 1;
+  if (s == OK) {
+    Conv* c = (Conv*)*d;
+    c->groups = 1;
+    c->math = MATH_DEFAULT;
+    for (int i = 0; i < ALGOS; ++i) c->offered_math[i] = -1;
+  }
   return s;
 }
 API Status cudnnDestroyConvolutionDescriptor(void* d) {
@@ -196,6 +216,13 @@ API Status cudnnSetConvolutionGroupCount(Conv* c, int groups) {
   Log("cudnnSetConvolutionGroupCount desc=%p groups=%d", (void*)c, groups);
   return OK;
 }
+API Status cudnnSetConvolutionMathType(Conv* c, int math) {
+  if (!Get(c, KIND_CONV, 0)) return Reject("cudnnSetConvolutionMathType", "not live");
+  if (math < MATH_DEFAULT || math > MATH_FMA) return Reject("cudnnSetConvolutionMathType", "bad");
+  c->math = math;
+  Log("cudnnSetConvolutionMathType desc=%p math=%d", (void*)c, math);
+  return OK;
+}
 API Status cudnnSetActivationDescriptor(Act* a, int mode, int nan, double coef) {
   if (!Get(a, KIND_ACT, 0) || (mode != ACT_RELU && mode != ACT_IDENTITY)) {
     return Reject("cudnnSetActivationDescriptor", "bad descriptor or mode");
@@ -234,16 +261,36 @@ API Status cudnnGetConvolutionForwardAlgorithm_v7(Handle* h, Tensor* x, Tensor* 
   }
   /* cuDNN lists algorithms it cannot run too, with a failing status: offer one first. */
   memset(perf, 0, sizeof(Perf) * (size_t)requested);
-  perf[0].algo = 0;
-  perf[0].status = NOT_SUPPORTED;
-  *returned = 1;
-  if (requested > 1 && !EnvInt("FAKE_CUDNN_NO_ALGO", 0)) {
-    perf[1].algo = ALGO_GEMM;
-    perf[1].status = OK;
-    perf[1].memory = Workspace();
-    *returned = 2;
+  for (int i = 0; i < ALGOS; ++i) c->offered_math[i] = -1;
+  int n = 0;
+  perf[n].algo = 0;
+  perf[n].status = NOT_SUPPORTED;
+  perf[n++].mathType = c->math;
+  if (!EnvInt("FAKE_CUDNN_NO_ALGO", 0)) {
+    int fp32 = x->dtype == DATA_FLOAT;
+    int tensor_cores = c->math == MATH_DEFAULT || c->math == MATH_TENSOR_OP;
+    int offers[2][2], count = 0; /* (algo, mathType), best first */
+    if (!fp32) {
+      offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
+    } else if (EnvInt("FAKE_CUDNN_TF32_ONLY", 0)) {
+      offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
+    } else if (tensor_cores || EnvInt("FAKE_CUDNN_TF32_FIRST", 0)) {
+      offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_TENSOR_OP;
+      offers[count][0] = ALGO_PRECOMP, offers[count++][1] = MATH_FMA;
+    } else {
+      offers[count][0] = ALGO_GEMM, offers[count++][1] = MATH_FMA;
+    }
+    for (int i = 0; i < count && n < requested; ++i, ++n) {
+      perf[n].algo = offers[i][0];
+      perf[n].mathType = offers[i][1];
+      perf[n].status = OK;
+      perf[n].memory = Workspace();
+      c->offered_math[offers[i][0]] = offers[i][1];
+    }
   }
-  Log("cudnnGetConvolutionForwardAlgorithm_v7 returned=%d", *returned);
+  *returned = n < requested ? n : requested;
+  Log("cudnnGetConvolutionForwardAlgorithm_v7 desc=%p math=%d returned=%d", (void*)c, c->math,
+      *returned);
   return OK;
 }
 
@@ -302,8 +349,16 @@ static void Store(const Tensor* t, void* p, int64_t i, double v) {
   }
 }
 
+/* Whether a convolution runs on TF32 tensor cores: float32 data, a descriptor that allows
+ * tensor cores, and NVIDIA_TF32_OVERRIDE not 0. */
+static int UsesTf32(const Tensor* x, const Conv* c) {
+  return x->dtype == DATA_FLOAT && (c->math == MATH_DEFAULT || c->math == MATH_TENSOR_OP) &&
+         FakeTf32Enabled();
+}
+
 static void Convolve(const Tensor* x, const void* xd, const Tensor* w, const void* wd,
                      const Conv* c, const Tensor* y, void* yd, const void* bias, int relu) {
+  int tf32 = UsesTf32(x, c);
   int kg = w->n / c->groups;
   for (int n = 0; n < y->n; ++n) {
     for (int k = 0; k < y->c; ++k) {
@@ -317,8 +372,9 @@ static void Convolve(const Tensor* x, const void* xd, const Tensor* w, const voi
                 int ih = oh * c->u - c->pad_h + r * c->dil_h;
                 int iw = ow * c->v - c->pad_w + s * c->dil_w;
                 if (ih < 0 || iw < 0 || ih >= x->h || iw >= x->w) continue;
-                acc += Load(x, xd, Offset(x, n, g * w->c + ci, ih, iw)) *
-                       Load(w, wd, Offset(w, k, ci, r, s));
+                double a = Load(x, xd, Offset(x, n, g * w->c + ci, ih, iw));
+                double b = Load(w, wd, Offset(w, k, ci, r, s));
+                acc += tf32 ? FakeTf32Round(a) * FakeTf32Round(b) : a * b;
               }
             }
           }
@@ -354,9 +410,10 @@ API Status cudnnConvolutionForward(Handle* h, const void* alpha, Tensor* xd, con
   if (why) return Reject("cudnnConvolutionForward", why);
   Convolve(xd, x, wd, w, c, yd, y, NULL, 0);
   Log("cudnnConvolutionForward handle=%p stream=%p format=%d dtype=%d x=%d,%d,%d,%d "
-      "w=%d,%d,%d,%d groups=%d algo=%d workspace=%p workspace_size=%zu bias=(nil) act=none",
+      "w=%d,%d,%d,%d groups=%d algo=%d workspace=%p workspace_size=%zu bias=(nil) act=none "
+      "math=%d heuristic_math=%d tf32=%d",
       (void*)h, h->stream, xd->format, xd->dtype, xd->n, xd->c, xd->h, xd->w, wd->n, wd->c, wd->h,
-      wd->w, c->groups, algo, workspace, bytes);
+      wd->w, c->groups, algo, workspace, bytes, c->math, c->offered_math[algo], UsesTf32(xd, c));
   return OK;
 }
 
@@ -381,8 +438,9 @@ API Status cudnnConvolutionBiasActivationForward(Handle* h, const void* alpha1, 
   Convolve(xd, x, wd, w, c, yd, y, bias, act->mode == ACT_RELU);
   Log("cudnnConvolutionBiasActivationForward handle=%p stream=%p format=%d dtype=%d "
       "x=%d,%d,%d,%d w=%d,%d,%d,%d groups=%d algo=%d workspace=%p workspace_size=%zu bias=%p "
-      "act=%s",
+      "act=%s math=%d heuristic_math=%d tf32=%d",
       (void*)h, h->stream, xd->format, xd->dtype, xd->n, xd->c, xd->h, xd->w, wd->n, wd->c, wd->h,
-      wd->w, c->groups, algo, workspace, bytes, bias, act->mode == ACT_RELU ? "relu" : "identity");
+      wd->w, c->groups, algo, workspace, bytes, bias, act->mode == ACT_RELU ? "relu" : "identity",
+      c->math, c->offered_math[algo], UsesTf32(xd, c));
   return OK;
 }

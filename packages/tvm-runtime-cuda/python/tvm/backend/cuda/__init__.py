@@ -108,7 +108,8 @@ def nvrtc_info(driver_major: int = 0) -> dict[str, Any]:
 def compile_source(
     source: str, arch: str, *, driver_major: int = 0, use_cache: bool = True
 ) -> dict[str, Any]:
-    """Compile CUDA C++ source as the runtime does for a GPU of ``arch`` (e.g. "sm_86").
+    """Compile CUDA C++ source as the runtime does for a GPU of ``arch``: "sm_86", "sm_90a"
+    (arch-specific, what a Hopper device gets) or "sm_100f" (family-specific), exactly that.
 
     Works without a GPU.  Returns ``image`` (cubin or PTX bytes), ``format``, ``target``,
     ``compiler``, ``cache_file``, ``from_cache`` and ``options``.
