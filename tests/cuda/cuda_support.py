@@ -48,6 +48,17 @@ def nvrtc_or_skip(driver_major: int = 0) -> dict[str, Any]:
         pytest.skip(f'NVRTC not available (pip install "tvm-runtime-cuda[nvrtc]"): {err}')
 
 
+def has_nvrtc() -> bool:
+    """Whether an NVRTC the runtime can use is installed (tests that reach a compile step)."""
+    import tvm.backend.cuda as hook
+
+    try:
+        hook.nvrtc_info()
+        return True
+    except RuntimeError:
+        return False
+
+
 # ---------------------------------------------------------------------------- fake driver
 
 

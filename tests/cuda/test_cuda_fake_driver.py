@@ -14,9 +14,8 @@ import textwrap
 
 import pytest
 from backend_testing import assert_workspace_pool_reused, workspace_pool_script
-from cuda_support import HERE, build_fake_driver, parse_log
+from cuda_support import HERE, build_fake_driver, has_nvrtc, parse_log
 
-import tvm.backend.cuda as hook
 from conftest import ARTIFACTS, REPO, run_python
 
 PRELUDE = f"""
@@ -50,14 +49,6 @@ def run_fake(fake: str, body: str, **env: str) -> dict:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     assert lines, proc.stdout + proc.stderr
     return json.loads(lines[-1][len("RESULT:") :])
-
-
-def has_nvrtc() -> bool:
-    try:
-        hook.nvrtc_info()
-        return True
-    except RuntimeError:
-        return False
 
 
 # ------------------------------------------------------------------------ device API

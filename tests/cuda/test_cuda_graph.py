@@ -18,10 +18,17 @@ import textwrap
 
 import numpy as np
 import pytest
-from cuda_support import FAKE_DRIVER_SOURCE, HERE, build_fake_driver, cuda_device, nvrtc_or_skip, parse_log
+from cuda_support import (
+    FAKE_DRIVER_SOURCE,
+    HERE,
+    build_fake_driver,
+    cuda_device,
+    has_nvrtc,
+    nvrtc_or_skip,
+    parse_log,
+)
 
 import tvm
-import tvm.backend.cuda as hook
 from conftest import ARTIFACTS, REPO, run_python
 
 GRAPH_DIR = ARTIFACTS / "cuda_graph"
@@ -79,14 +86,6 @@ def result(**kw):
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
     return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
-
-
-def has_nvrtc() -> bool:
-    try:
-        hook.nvrtc_info()
-        return True
-    except RuntimeError:
-        return False
 
 
 def run_fake(fake: str, body: str) -> dict:
