@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 from backend_testing import HANDLE, Kernel, device_or_skip
-from cuda_support import HERE, build_fake_driver, load_payload, write_cuda_payload
+from cuda_support import HERE, build_fake_driver, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm
 import tvm.backend.cuda as hook
@@ -29,6 +29,18 @@ WGMMA = textwrap.dedent(
     }
     """
 )
+
+
+@pytest.fixture(scope="module")
+def nvrtc():
+    return nvrtc_or_skip()
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TVM_CUDA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TVM_CUDA_CACHE_DISABLE", raising=False)
+    return tmp_path / "cache"
 
 
 def test_wgmma_compiles_for_sm_90a_and_ptxas_rejects_it_for_sm_90(nvrtc, cache):

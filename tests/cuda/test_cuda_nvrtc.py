@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from backend_testing import elf_section_names
 from cache_testing import encode_entry, entries, file_name, parse_entry, with_field
-from cuda_support import cuda_payload_of, parse_cuda_payload
+from cuda_support import cuda_payload_of, nvrtc_or_skip, parse_cuda_payload
 
 import tvm
 import tvm.backend.cuda as hook
@@ -32,6 +32,19 @@ EM_CUDA = 190
 def source_of(file: str) -> tuple[str, list[str]]:
     payload = parse_cuda_payload(cuda_payload_of(ARTIFACTS / file).payload)
     return payload.code.decode(), [k.name for k in payload.kernels.values()]
+
+
+@pytest.fixture(scope="module")
+def nvrtc():
+    return nvrtc_or_skip()
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    """A fresh, empty compile cache for one test."""
+    monkeypatch.setenv("TVM_CUDA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TVM_CUDA_CACHE_DISABLE", raising=False)
+    return tmp_path / "cache"
 
 
 def test_nvrtc_info(nvrtc):
