@@ -232,6 +232,9 @@ def _pytest(check: Check, name: str, paths: list[str], require_cuda: bool) -> No
         env["TVM_TEST_REQUIRE_CUDA"] = "1"  # a GPU that silently went missing fails, never skips
     r = check.run(cmd, timeout=PHASE_SECONDS[name], env=env, log=check.out / f"pytest-{name}.log")
     r.update(parse_pytest(xml, check.out / f"pytest-{name}.log"))
+    if "note" in r and r["rc"] != "timeout":  # no report, and not for lack of time
+        head = (check.out / f"pytest-{name}.log").read_text(errors="replace").strip().splitlines()
+        r["note"] = f"pytest ended with rc {r['rc']} before writing a report: " + " / ".join(head[-3:])
     check.results["phases"][f"pytest-{name}"] = r
     check.say(f"pytest {name}: {json.dumps({k: v for k, v in r.items() if k != 'failures'})}")
 
