@@ -39,6 +39,7 @@ into the fake CUDA driver (tests/cuda/fake_driver), without result checks: used 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -81,6 +82,18 @@ def _load_apache_cuda(tvm) -> None:
                 ctypes.CDLL(str(cudart), mode=ctypes.RTLD_GLOBAL)
                 break
     ctypes.CDLL(str(Path(tvm.__file__).parent / "lib" / "libtvm_runtime_cuda.so"), mode=ctypes.RTLD_GLOBAL)
+    # Its compile callback asks the compiler's current Target for the architecture, which a
+    # runtime-only install lacks: name the device's, as 0.27's target detection would
+    # (arch-specific sm_XXa from compute capability 9.0 on).
+    from tvm.support import nvcc
+
+    major, minor = tvm.cuda(0).compute_version.split(".")
+    arch = f"sm_{major}{minor}" + ("a" if int(major) >= 9 else "")
+
+    def compile_for_this_device(code, *_):
+        return nvcc.compile_cuda(code, target_format="cubin", arch=arch, compiler="nvrtc")
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", compile_for_this_device, override=True)
 
 
 def _worker(impl: str, artifacts: Path, samples: int, check: bool) -> dict:
@@ -158,7 +171,8 @@ def _mlp(tvm, artifacts: Path, dev):
     (case,) = [c for c in manifest["cases"] if c["target"] == "cuda" and c["name"] == "mlp"]
     call = case["calls"][0]
     data = np.load(artifacts / call["npz"])
-    vm = tvm.runtime.vm.VirtualMachine(tvm.runtime.load_module(str(artifacts / case["file"])), dev)
+    vm_module = importlib.import_module("tvm.runtime.vm")  # apache-tvm does not import it eagerly
+    vm = vm_module.VirtualMachine(tvm.runtime.load_module(str(artifacts / case["file"])), dev)
     args = [tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]]
     return vm, args, data[call["outputs"][0]]
 

@@ -60,6 +60,8 @@ class Check:
         self.scratch = Path(tempfile.mkdtemp(prefix="tvm-gpu-check-"))
         self.site = self.scratch / "site"
         self.python = sys.executable
+        self.jobs = min(12, os.cpu_count() or 1)
+        self.seconds = dict(PHASE_SECONDS)
         self.apache_site = self.scratch / "apache-site"
         self.env = dict(os.environ)
         self.results: dict = {"mode": "fake driver" if fake else "GPU", "phases": {}}
@@ -224,13 +226,17 @@ def _pytest(check: Check, name: str, paths: list[str], require_cuda: bool) -> No
     xml = check.scratch / f"pytest-{name}.xml"
     cmd = [check.python, "-m", "pytest", *present, "-v", "-rfEs", "-p", "no:cacheprovider"]
     cmd += ["--junitxml", str(xml), "--ignore-glob", "*packaging*"]
+    # pytest-xdist where the machine has it: the CUDA tests compile with NVRTC in many fresh
+    # processes, ~2.5 s a test on one core (the first prepared run ran out of time serially).
+    if check.jobs > 1 and importlib.util.find_spec("xdist") is not None:
+        cmd += ["-n", str(check.jobs)]
     if importlib.util.find_spec("pytest_timeout") is not None:
-        cmd += ["-p", "pytest_timeout", "--timeout", "120"]
+        cmd += ["--timeout", "120"]  # the plugin loads itself through its entry point
     env = dict(check.env)
     env.update({"TVM_REPO_ROOT": str(REPO), "PYTHONUNBUFFERED": "1"})
     if require_cuda and not check.fake:
         env["TVM_TEST_REQUIRE_CUDA"] = "1"  # a GPU that silently went missing fails, never skips
-    r = check.run(cmd, timeout=PHASE_SECONDS[name], env=env, log=check.out / f"pytest-{name}.log")
+    r = check.run(cmd, timeout=check.seconds[name], env=env, log=check.out / f"pytest-{name}.log")
     r.update(parse_pytest(xml, check.out / f"pytest-{name}.log"))
     if "note" in r and r["rc"] != "timeout":  # no report, and not for lack of time
         head = (check.out / f"pytest-{name}.log").read_text(errors="replace").strip().splitlines()
@@ -278,7 +284,7 @@ def cuda_benchmark(check: Check) -> None:
         # apache-tvm's workers get a PYTHONPATH of its install alone: with ours visible it would
         # autoload our backends, whose entry points share its `tvm.backends` group.
         cmd += ["--apache-python", sys.executable, "--apache-pythonpath", str(check.apache_site)]
-    r = check.run(cmd, timeout=PHASE_SECONDS["bench"], env=env, log=check.out / "bench-cuda.log")
+    r = check.run(cmd, timeout=check.seconds["bench"], env=env, log=check.out / "bench-cuda.log")
     if out.exists():
         r["report"] = json.loads(out.read_text())
     check.results["phases"]["bench-cuda"] = r
@@ -298,6 +304,7 @@ def main() -> int:
     )
     parser.add_argument("--fake", action="store_true", help="run against the fake CUDA driver, here")
     parser.add_argument("--skip", default="", help="comma-separated phases to leave out (cuda,bench,other)")
+    parser.add_argument("--seconds", default="", help="phase time limits, e.g. cuda=170,bench=90")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if not (args.carry / "manifest.json").exists():
@@ -308,6 +315,9 @@ def main() -> int:
     t0 = time.monotonic()
     check = Check(args.carry, args.out, args.fake)
     skip = set(filter(None, args.skip.split(",")))
+    for item in filter(None, args.seconds.split(",")):
+        phase, _, value = item.partition("=")
+        check.seconds[phase] = float(value)
     try:
         probe(check)
         install(check)
