@@ -119,6 +119,7 @@ def test_driver_is_opened_on_first_device_use(fake):
         f"""
         def mapped(name):
             return name in open("/proc/self/maps").read()
+        print("nvrtc before import:", mapped("libnvrtc"))
         import tvm
         mod = tvm.runtime.load_module({str(ARTIFACTS / "cuda" / "add.so")!r})
         print("after import and load:", mapped("libcuda_fake"))
@@ -128,7 +129,10 @@ def test_driver_is_opened_on_first_device_use(fake):
         env={"TVM_CUDA_DRIVER_LIBRARY": fake},
     )
     assert "after import and load: False" in proc.stdout
-    assert "after first use: True nvrtc: False" in proc.stdout
+    # NVRTC is opened only to compile; an interpreter that maps it at start-up (seen on the GPU
+    # machine's Python) keeps it, so what counts is that first use adds no mapping.
+    before = "nvrtc before import: True" in proc.stdout
+    assert f"after first use: True nvrtc: {before}" in proc.stdout, proc.stdout
 
 
 def test_memory_and_copies(fake):

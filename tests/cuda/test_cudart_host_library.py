@@ -91,7 +91,10 @@ count = mod["copy_and_count"](src, dst)
 fake = ctypes.CDLL(os.environ["FAKE_CUDART"], mode=os.RTLD_NOLOAD)
 fake.fake_cudart_log.restype = ctypes.c_char_p
 log = fake.fake_cudart_log().decode()
-print("RESULT:" + json.dumps({"count": count, "dst": dst.numpy().tolist(), "log": log}))
+# Every CUDA runtime this process has mapped: a different one answering the host library's calls
+# (count -1, empty fake log) was seen on the GPU machine; this names it.
+maps = sorted({ln.split()[-1] for ln in open("/proc/self/maps") if "libcudart" in ln})
+print("RESULT:" + json.dumps({"count": count, "dst": dst.numpy().tolist(), "log": log, "maps": maps}))
 """
 
 

@@ -308,6 +308,11 @@ NvrtcResult RunNvrtc(const NvrtcLibrary& lib, const std::string& source, bool is
   return out;
 }
 
+bool MissesHeader(const NvrtcResult& r) {
+  return r.rc == NVRTC_ERROR_COMPILATION &&
+         r.log.find("cannot open source file") != std::string::npos;
+}
+
 std::string Truncated(std::string log) {
   if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n... (log truncated)";
   return log;
@@ -318,7 +323,7 @@ std::string Truncated(std::string log) {
   const char* what = lib.api->GetErrorString(r.rc);
   std::string message = lib.Describe() + " failed to compile this artifact's CUDA source for " +
                         target + ": " + (what != nullptr ? what : "error " + std::to_string(r.rc));
-  if (r.log.find("cannot open source file") != std::string::npos) {
+  if (MissesHeader(r)) {
     message +=
         ". A CUDA header is missing: use nvidia-cuda-nvrtc >= 13.3 (it bundles the headers), or "
         "install the headers of the same CUDA release (nvidia-cuda-runtime and "
@@ -451,11 +456,25 @@ CompiledSource CompileCudaSource(const std::string& raw_source, const CudaArch& 
   for (const std::string& target : targets) {
     out.target = target;
     out.options = Options(lib, target, out.is_ptx, traits.needs_prelude);
+    NvrtcResult own_error;  // the first compile error that is not a header NVRTC cannot open
     for (const HeaderSet& headers : plan) {
       if (headers.bundled) UnpackBundledHeaders(lib, headers.dirs.front(), &note);
       result = RunNvrtc(lib, source, out.is_ptx, out.options, headers);
+      if (result.rc == NVRTC_ERROR_COMPILATION && own_error.rc == NVRTC_SUCCESS &&
+          !MissesHeader(result)) {
+        own_error = result;
+      }
       // Only a compile error can be fixed by other headers; anything else is final.
       if (result.rc != NVRTC_ERROR_COMPILATION) break;
+    }
+    // The retry with the real headers could not even read them (an NVRTC < 13.3 without the
+    // CCCL wheel): the source's own error, from the attempt before, is what the user must see
+    // (seen on the H200 run with NVRTC 13.0: a typo reported as a missing header).
+    if (MissesHeader(result) && own_error.rc != NVRTC_SUCCESS) {
+      result = std::move(own_error);
+      note += std::string(note.empty() ? "" : "; ") +
+              "a retry with the CUDA headers instead of tvm-runtime's stand-ins could not read "
+              "them (NVRTC >= 13.3 bundles them)";
     }
     // Only an NVRTC that does not know this target's name tries the next one.
     if (result.rc != NVRTC_ERROR_INVALID_OPTION) break;
