@@ -322,3 +322,31 @@ def test_missing_nvrtc_names_the_fix():
     assert "RAISED" in out and "no usable NVRTC was found" in out
     assert 'pip install "tvm-runtime-cuda[nvrtc]"' in out and "TVM_CUDA_NVRTC_PATH" in out
     assert "/nonexistent/libnvrtc.so.13" in out
+
+
+def test_source_error_is_not_reported_as_a_missing_header(tmp_path):
+    """An NVRTC without the CCCL headers (as the H200 machine's NVRTC 13.0): the first attempt, on
+    tvm-runtime's stand-in headers, fails on the source's own error; the retry with the real
+    headers cannot open them.  What is reported is the source's error, not "a header is missing"
+    (the CUDA 12 NVRTC named by TVM_CUDA_NVRTC_PATH alone comes with no header directories)."""
+    try:
+        info = hook.nvrtc_info(12)
+    except RuntimeError:
+        pytest.skip("the CUDA 12 NVRTC (tvm-runtime-cuda[nvrtc-cu12]) is not installed")
+    source, _ = source_of("cuda/add.so")
+    assert "cuda/std/cstdint" in source and "  int cse_v1 = " in source
+    broken = source.replace("  int cse_v1 = ", "  bad cse_v1 = ", 1)
+    proc = run_python(
+        f"""
+        import tvm.backend.cuda as hook
+        try:
+            hook.compile_source({broken!r}, "sm_80", driver_major=12, use_cache=False)
+        except RuntimeError as err:
+            print("ERROR:", err)
+        """,
+        env={"TVM_CUDA_NVRTC_PATH": info["path"], "TVM_CUDA_NVRTC_INCLUDE_DIRS": str(tmp_path)},
+    )
+    assert "ERROR:" in proc.stdout and "NVRTC_ERROR_COMPILATION" in proc.stdout, proc.stdout
+    assert "bad" in proc.stdout.split("NVRTC log:")[1], proc.stdout  # the typo, in NVRTC's words
+    assert "A CUDA header is missing" not in proc.stdout, proc.stdout
+    assert "could not read them" in proc.stdout, proc.stdout
