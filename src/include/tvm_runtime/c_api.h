@@ -311,6 +311,8 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       tvm-runtime-extra; NCCL in tvm-runtime-cuda, RCCL in tvm-runtime-rocm.
  *   vm.builtin.cuda_graph.*: the CUDA-graph builtins of models compiled with
  *       relax.backend.use_cuda_graph, in tvm-runtime-cuda.
+ *   runtime.cuTensorMapEncodeTiled: the TMA tensor maps the host code of Hopper kernels
+ *       (cp.async.bulk.tensor) encodes before a launch, in tvm-runtime-cuda.
  *   device_api.metal, ffi.Module.create.metal, metal.ResetGlobalState,
  *   metal.GetProfileCounters, metal.ResetProfileCounters: the names the macOS apache-tvm
  *       wheel's Metal DSO registers, in tvm-runtime-metal (device_api.metal returns this
