@@ -100,6 +100,14 @@ def run_python(
     return proc
 
 
+def child_result(proc: subprocess.CompletedProcess) -> Any:
+    """The JSON a child printed last on a ``RESULT:`` line (the child programs' way of reporting);
+    a failure quoting the child's output when it printed none."""
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
+    assert lines, proc.stdout + proc.stderr
+    return json.loads(lines[-1][len("RESULT:") :])
+
+
 def _build_testdev(out_dir: Path, mode: str) -> Path:
     """Build the template backend (examples/backend_template) against the installed core wheel only
     (no isolation: this venv's tvm-runtime provides the headers and the CMake package)."""

@@ -6,14 +6,13 @@ memory), checked against numpy, with every NCCL call checked and recorded by the
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 from typing import Any
 
 from backend_testing import build_fake_library, parse_log
 
-from conftest import REPO, pythonpath, run_python
+from conftest import REPO, child_result, pythonpath, run_python
 
 FAKE_NCCL_SOURCE = Path(__file__).resolve().parent / "fake_drivers" / "fake_nccl.c"
 HELPERS = REPO / "tests" / "extra"
@@ -83,9 +82,7 @@ def run_fake_collectives(ccl: str, n: int, groups: int, env: dict[str, str]) -> 
     code = SCRIPT.format(ccl=ccl, n=n, groups=groups)
     full_env = {"PYTHONPATH": pythonpath(HELPERS), **env}
     proc = run_python(textwrap.dedent(code), env=full_env)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 def check_fake_collectives(r: dict[str, Any], n: int, groups: int, device_type: int) -> None:

@@ -9,14 +9,13 @@ driver is opened once per process.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
 from backend_testing import assert_workspace_pool_reused, workspace_pool_script
 from cuda_support import HERE, build_fake_driver, has_nvrtc, parse_log
 
-from conftest import ARTIFACTS, REPO, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_python
 
 PRELUDE = f"""
 import ctypes, gc, json, os, sys, threading
@@ -46,9 +45,7 @@ def fake(tmp_path_factory):
 def run_fake(fake: str, body: str, **env: str) -> dict:
     full_env = {"TVM_CUDA_DRIVER_LIBRARY": fake, **env}
     proc = run_python(PRELUDE + textwrap.dedent(body), env=full_env)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 # ------------------------------------------------------------------------ device API

@@ -29,7 +29,7 @@ from cuda_support import (
 )
 
 import tvm
-from conftest import ARTIFACTS, REPO, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_python
 
 GRAPH_DIR = ARTIFACTS / "cuda_graph"
 MANIFEST = json.loads((GRAPH_DIR / "manifest.json").read_text())
@@ -90,9 +90,7 @@ def fake(tmp_path_factory):
 
 def run_fake(fake: str, body: str) -> dict:
     proc = run_python(PRELUDE + textwrap.dedent(body), env={"TVM_CUDA_DRIVER_LIBRARY": fake})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    r = json.loads(lines[-1][len("RESULT:") :])
+    r = child_result(proc)
     if "error" in r and "NVRTC" in r["error"] and not has_nvrtc():
         # The fixtures hold CUDA source: only a machine without NVRTC may fail to load them.
         pytest.skip(f"NVRTC not installed; the artifacts hold CUDA source: {r['error'][:200]}")

@@ -32,7 +32,7 @@ from cuda_support import (
 )
 
 import tvm
-from conftest import ARTIFACTS, REPO, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_python
 
 FIXTURE = ARTIFACTS / "cuda_tma"
 MANIFEST = json.loads((FIXTURE / "manifest.json").read_text())
@@ -62,9 +62,7 @@ def map_bytes():
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
     proc = run_python(PRELUDE + textwrap.dedent(body), env={"TVM_CUDA_DRIVER_LIBRARY": fake, **env})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ laid out like the wheel, and a host library (cudart_host_library.c) built agains
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 from cuda_support import HERE, build_fake_driver
 
-from conftest import pythonpath, run_python
+from conftest import child_result, pythonpath, run_python
 
 
 def _cc() -> str:
@@ -115,9 +114,7 @@ def run(built, **env) -> dict:
         **env,
     }
     proc = run_python(BODY, env=full)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 def test_cudart_from_the_wheel_layout_is_preloaded(built):

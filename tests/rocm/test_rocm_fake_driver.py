@@ -10,7 +10,6 @@ the HIP runtime is opened once per process.
 
 from __future__ import annotations
 
-import json
 import math
 import struct
 import textwrap
@@ -29,7 +28,7 @@ from rocm_support import (
     unpack_args,
 )
 
-from conftest import ARTIFACTS, REPO, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_python
 
 PRELUDE = f"""
 import ctypes, gc, json, os, sys
@@ -65,9 +64,7 @@ def fake(tmp_path_factory):
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
     proc = run_python(PRELUDE + textwrap.dedent(body), env={"TVM_ROCM_LIBRARY": fake, **env})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 # ------------------------------------------------------------------------ device API

@@ -14,13 +14,12 @@ Each case runs in a fresh interpreter: the fake reads its settings once, at hipI
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
 from rocm_support import HERE, build_fake_hip
 
-from conftest import REPO, run_python
+from conftest import REPO, child_result, run_python
 
 HIP_ERROR_INVALID_VALUE = 1
 HIP_ERROR_NO_BINARY_FOR_GPU = 209
@@ -63,9 +62,7 @@ def fake(tmp_path_factory):
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
     proc = run_python(PRELUDE + textwrap.dedent(body), env={"FAKE_HIP": fake, **env})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("RESULT:") :])
+    return child_result(proc)
 
 
 def test_code_object_for_another_processor_is_refused(fake):
