@@ -333,8 +333,8 @@ Any VirtualMachine::InvokeBytecode(int64_t fidx, const AnyView* args, int32_t nu
           }
         }
         Any ret;
-        if (instrument_.has_value()) {
-          RunCallInstrumented(ins, call_args, &ret);
+        if (slow_calls_) {
+          RunCallSlow(ins, call_args, &ret);
         } else {
           const PoolEntry& e = entries[ins.b];
           if (e.kind == PoolEntry::kPacked) {
@@ -367,6 +367,77 @@ Any VirtualMachine::InvokeBytecode(int64_t fidx, const AnyView* args, int32_t nu
   }
 }
 
+void VirtualMachine::DispatchCall(const Instruction& ins, const AnyView* cargs, Any* ret) {
+  const PoolEntry& e = pool_entries_[ins.b];
+  if (e.kind == PoolEntry::kPacked) {
+    e.packed->CallPacked(cargs, ins.num_args, ret);
+  } else if (e.kind == PoolEntry::kBytecode) {
+    *ret = InvokeBytecode(e.fidx, cargs, ins.num_args);
+  } else {
+    InvokeClosurePacked(func_pool_[ins.b], cargs, ins.num_args, ret);
+  }
+}
+
+void VirtualMachine::RunCallSlow(const Instruction& ins, AnyView* call_args, Any* ret) {
+  auto run = [&] {
+    if (instrument_.has_value()) {
+      RunCallInstrumented(ins, call_args, ret);
+    } else {
+      DispatchCall(ins, call_args + 4, ret);
+    }
+  };
+  if (profiler_ == nullptr) return run();
+  const PoolEntry& e = pool_entries_[ins.b];
+  CallProfiler::Category category =
+      e.kind == PoolEntry::kPacked ? CallProfiler::CategoryOfPacked(exec_->func_table[ins.b].name)
+                                   : CallProfiler::kVMFunction;
+  profiler_->Record(ins.b, category, call_args + 4, ins.num_args, run);
+}
+
+ffi::Array<Any> VirtualMachine::Profile(const std::string& func_name, PackedArgs args) {
+  RequireInitialized();
+  std::lock_guard<std::recursive_mutex> lock(run_mu_);
+  if (profiler_ != nullptr) {
+    backend::ThrowError("RuntimeError",
+                        "profile('" + func_name + "') called from inside a profiled run");
+  }
+  ffi::Optional<Function> func = FunctionOfExecutable(func_name);
+  if (!func.has_value()) {
+    backend::ThrowError("AttributeError", "the VM has no function '" + func_name + "' to profile");
+  }
+  // Reset on every exit, so an error in the run leaves the VM on its fast path.
+  struct Reset {
+    VirtualMachine* vm;
+    ~Reset() {
+      vm->profiler_.reset();
+      vm->slow_calls_ = vm->instrument_.has_value();
+    }
+  } reset{this};
+  // Inputs move to the VM's device first (as set_input does), outside the timed run; with no
+  // arguments, the inputs given to set_input are used (apache-tvm's older profile(func_name)).
+  std::vector<Any> inputs;
+  auto stored = inputs_.find(func_name);
+  if (args.size() == 0 && stored != inputs_.end()) {
+    inputs = stored->second;
+  } else {
+    for (int i = 0; i < args.size(); ++i) inputs.push_back(ConvertArgToDevice(args[i]));
+  }
+  std::vector<AnyView> views(inputs.begin(), inputs.end());
+  profiler_ = std::make_unique<CallProfiler>();
+  slow_calls_ = true;
+  // The run starts and ends with every device idle, so its total is the run's own.
+  for (const DLDevice& dev : devices_) CallProfiler::Synchronize(dev);
+  int64_t start = profiler_->Now();
+  Any rv;
+  func.value().CallPacked(views.data(), static_cast<int32_t>(views.size()), &rv);
+  for (const DLDevice& dev : devices_) CallProfiler::Synchronize(dev);
+  int64_t total = profiler_->Now() - start;
+  std::vector<std::string> names;
+  names.reserve(exec_->func_table.size());
+  for (const FuncInfo& f : exec_->func_table) names.push_back(f.name);
+  return profiler_->Report(start, total, names);
+}
+
 void VirtualMachine::RunCallInstrumented(const Instruction& ins, AnyView* call_args, Any* ret) {
   // instrument(func, func_symbol, before_run, ret_value, *args) -> optional int (1: skip run)
   AnyView* cargs = call_args + 4;
@@ -393,14 +464,7 @@ void VirtualMachine::RunCallInstrumented(const Instruction& ins, AnyView* call_a
   instrument.CallPacked(iargs.data(), static_cast<int32_t>(iargs.size()), &decision);
   auto kind = decision.try_cast<int64_t>();
   if (kind.has_value() && *kind == 1) return;  // kSkipRun
-  const PoolEntry& e = pool_entries_[ins.b];
-  if (e.kind == PoolEntry::kPacked) {
-    e.packed->CallPacked(cargs, ins.num_args, ret);
-  } else if (e.kind == PoolEntry::kBytecode) {
-    *ret = InvokeBytecode(e.fidx, cargs, ins.num_args);
-  } else {
-    InvokeClosurePacked(func_pool_[ins.b], cargs, ins.num_args, ret);
-  }
+  DispatchCall(ins, cargs, ret);
   iargs[2] = false;
   iargs[3] = *ret;
   instrument.CallPacked(iargs.data(), static_cast<int32_t>(iargs.size()), &decision);
@@ -556,6 +620,7 @@ void VirtualMachine::SetInstrument(PackedArgs args) {
     factory->CallPacked(args.Slice(1), &made);
     instrument_ = made.cast<Function>();
   }
+  slow_calls_ = instrument_.has_value() || profiler_ != nullptr;
 }
 
 //------------------------------------------------------------------------------------------
@@ -655,6 +720,13 @@ const VirtualMachine::SurfaceMethod* VirtualMachine::FindSurfaceMethod(const std
       {"set_instrument",
        [](const Self& self) {
          return Function::FromPacked([self](PackedArgs args, Any*) { self->SetInstrument(args); });
+       }},
+      {"profile",
+       [](const Self& self) {
+         return Function::FromPacked([self](PackedArgs args, Any* rv) {
+           if (args.size() < 1) backend::ThrowError("TypeError", "profile needs a function name");
+           *rv = self->Profile(args[0].cast<std::string>(), args.Slice(1));
+         });
        }},
   };
   for (const SurfaceMethod& method : kSurface) {

@@ -11,6 +11,7 @@
  *   get_function_arity(func_name) / get_function_param_name(func_name, i)
  *   save_function(func_name, saved_name, include_return, *args)
  *   set_instrument(func | factory_name, *factory_args)
+ *   profile(func_name, *args)          runs func_name once timing every call (call_profiler.h)
  *   <any VM function name>             a function that runs it (what vm["main"] returns)
  *
  * Calling convention: VM functions (closures) are called as impl(vm_ctx, *args) where vm_ctx is
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "allocators.h"
+#include "call_profiler.h"
 #include "executable.h"
 
 namespace tvm_runtime {
@@ -112,8 +114,14 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   ::tvm::ffi::Optional<VMClosure> LookupClosure(const std::string& name);
   int64_t RequireFunction(const std::string& name) const;
 
+  // A Call instruction's callee on prepared arguments (`cargs`), without instrument or profiler.
+  void DispatchCall(const Instruction& ins, const ::tvm::ffi::AnyView* cargs, ::tvm::ffi::Any* ret);
+  // The slow path of a Call instruction, taken while an instrument or the profiler is set.
+  void RunCallSlow(const Instruction& ins, ::tvm::ffi::AnyView* call_args, ::tvm::ffi::Any* ret);
   void RunCallInstrumented(const Instruction& ins, ::tvm::ffi::AnyView* call_args,
                            ::tvm::ffi::Any* ret);
+  ::tvm::ffi::Array<::tvm::ffi::Any> Profile(const std::string& func_name,
+                                             ::tvm::ffi::PackedArgs args);
   [[noreturn]] void ThrowArity(const FuncInfo& f, int32_t num_args) const;
 
   ::tvm::ffi::Any ConvertArgToDevice(const ::tvm::ffi::AnyView& arg);
@@ -150,6 +158,8 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   std::unordered_map<std::string, ::tvm::ffi::Any> outputs_;
   std::unordered_map<std::string, VMClosure> saved_closures_;
   ::tvm::ffi::Optional<::tvm::ffi::Function> instrument_;
+  std::unique_ptr<CallProfiler> profiler_;  // set only during profile()
+  bool slow_calls_ = false;                 // instrument_ or profiler_ is set
 
   // Last, so released first: a builtin's state (e.g. captured CUDA graphs and the tensors they
   // write) goes before anything else of the VM.

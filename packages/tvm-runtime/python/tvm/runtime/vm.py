@@ -19,7 +19,7 @@ from typing import Any, Callable, Union
 import numpy as np
 import tvm_ffi
 
-from . import _tensor
+from . import _tensor, profiling
 from .device import RPC_SESS_MASK
 from .module import BenchmarkResult, Module
 
@@ -56,7 +56,8 @@ class VirtualMachine:
     memory_cfg : str or dict of Device to str, optional
         Allocator per device: ``"naive"`` or ``"pooled"`` (default, reuses freed blocks).
     profile : bool
-        Accepted for older scripts; profiling is not available in tvm-runtime.
+        Accepted for scripts written for older apache-tvm: every VM can be profiled with
+        :meth:`profile`, and when it does not, profiling costs nothing.
     """
 
     NAIVE_ALLOCATOR = 1
@@ -69,11 +70,6 @@ class VirtualMachine:
         memory_cfg: Union[str, dict[Any, str], None] = None,
         profile: bool = False,
     ) -> None:
-        if profile:
-            raise NotImplementedError(
-                "the Relax VM profiler is not available in tvm-runtime; "
-                "use vm.time_evaluator(...) to time a function"
-            )
         if not isinstance(rt_mod, tvm_ffi.Module):
             raise ValueError("Expect the rt_mod to be an runtime.Module (from tvm.runtime.load_module)")
         if rt_mod.kind != "relax.VMExecutable":
@@ -91,6 +87,7 @@ class VirtualMachine:
         self._get_function_arity = self.module["get_function_arity"]
         self._get_function_param_name = self.module["get_function_param_name"]
         self._set_instrument = self.module["set_instrument"]
+        self._profile = self.module["profile"]
         self._setup_device(device, memory_cfg)
 
     def _setup_device(self, dev: Any, memory_cfg: Union[str, dict[Any, str], None]) -> None:
@@ -241,6 +238,21 @@ class VirtualMachine:
         VM call instruction; returning ``VMInstrumentReturnKind.SKIP_RUN`` before a call skips it.
         Pass ``None`` to remove it."""
         self._set_instrument(instrument)
+
+    def profile(self, func_name: str, *args: Any, **kwargs: Any) -> profiling.Report:
+        """Run ``func_name`` once on ``args``, timing every call it makes.
+
+        Returns a :class:`tvm.runtime.profiling.Report`: per kernel calls, total and mean time and
+        share of the run; the run split into kernel time, allocations, copies, other builtins and
+        the interpreter; a table (``print(report)``), CSV, JSON and a Chrome trace. Calls on an
+        accelerator are timed to completion, so the profiled run is slower than an unprofiled one.
+        """
+        if kwargs:
+            args = tuple(self._convert_func_named_args(func_name, args, **kwargs))
+        cargs: list[Any] = []
+        for arg in args:
+            self._convert(arg, cargs)
+        return profiling.Report._from_vm(self._profile(func_name, *cargs))
 
     def time_evaluator(
         self,
