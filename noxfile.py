@@ -329,7 +329,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md, then docs/data/perf (docs/gen_perf.py).
 
     `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
-    extra, disco, firstcall, byoc, and each backend that has benchmarks/<name>_bench.py).
+    extra, disco, firstcall, byoc, profile, and each backend that has benchmarks/<name>_bench.py).
     """
     device_benches = [
         b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
@@ -345,6 +345,7 @@ def bench(session: nox.Session) -> None:
         "disco",
         "firstcall",
         "byoc",
+        "profile",
         *device_benches,
     ]
     wanted = list(session.posargs) or known
@@ -362,7 +363,7 @@ def bench(session: nox.Session) -> None:
         return ["--out", str(RESULTS / f"{name}_bench.json"), "--markdown", str(RESULTS / f"{name}_bench.md")]
 
     ours_all = None
-    if "core" in wanted or "firstcall" in wanted or any(name in wanted for name in device_benches):
+    if any(name in wanted for name in ("core", "firstcall", "profile", *device_benches)):
         ours_all = _venv_python(
             session,
             "ours-all",
@@ -395,6 +396,16 @@ def bench(session: nox.Session) -> None:
         # Fresh processes per first call, cold and warm kernel caches, on PoCL and lavapipe.
         session.run(
             str(ours_all), str(bench_dir / "firstcall_bench.py"), *outputs("firstcall"), external=True
+        )
+    if "profile" in wanted:
+        # Runtime overhead (wall - kernel time) per model, with the VM profiler; the torchvision
+        # models join when `load` (run first in a full `nox -s bench`) made them.
+        session.run(
+            str(ours_all),
+            str(bench_dir / "profile_bench.py"),
+            *("--json", str(RESULTS / "profile_bench.json"), "--markdown", str(RESULTS / "profile_bench.md")),
+            *(["--models-dir", str(RESULTS / "models")] if (RESULTS / "models").is_dir() else []),
+            external=True,
         )
     if "vm" in wanted:
         session.run(
