@@ -397,16 +397,6 @@ def bench(session: nox.Session) -> None:
         session.run(
             str(ours_all), str(bench_dir / "firstcall_bench.py"), *outputs("firstcall"), external=True
         )
-    if "profile" in wanted:
-        # Runtime overhead (wall - kernel time) per model, with the VM profiler; the torchvision
-        # models join when `load` (run first in a full `nox -s bench`) made them.
-        session.run(
-            str(ours_all),
-            str(bench_dir / "profile_bench.py"),
-            *("--json", str(RESULTS / "profile_bench.json"), "--markdown", str(RESULTS / "profile_bench.md")),
-            *(["--models-dir", str(RESULTS / "models")] if (RESULTS / "models").is_dir() else []),
-            external=True,
-        )
     if "vm" in wanted:
         session.run(
             "python",
@@ -433,6 +423,16 @@ def bench(session: nox.Session) -> None:
             str(bench_dir / "load_bench.py"),
             *("--ours-python", ours, "--apache-python", apache, "--models-dir", str(RESULTS / "models")),
             *outputs("load"),
+        )
+    if "profile" in wanted:
+        # Runtime overhead (wall - kernel time) per model, with the VM profiler; the torchvision
+        # models join when `load` (run first in a full `nox -s bench`) made them.
+        session.run(
+            str(ours_all),
+            str(bench_dir / "profile_bench.py"),
+            *("--json", str(RESULTS / "profile_bench.json"), "--markdown", str(RESULTS / "profile_bench.md")),
+            *(["--models-dir", str(RESULTS / "models")] if (RESULTS / "models").is_dir() else []),
+            external=True,
         )
     if "llm" in wanted:
         session.run(
