@@ -101,6 +101,75 @@ def measure(case: dict[str, Any], quick: bool) -> dict[str, Any] | None:
     wall_before = _median_us(call, blocks, per_block)
     reports = [vm.profile("main", *args) for _ in range(3 if quick else 9)]
     wall_after = _median_us(call, blocks, per_block)
+    return _row(case["name"], case["target"], wall_before, wall_after, reports)
+
+
+def measure_decoder(quick: bool) -> dict[str, Any]:
+    """The tiny decoder of tests/artifacts/llm (paged KV cache): one decode step after a prompt,
+    wall = kv_state_begin_forward + vm["decode"] + kv_state_end_forward (what an engine pays
+    per token), kernel time from the profiled vm["decode"]."""
+    import tvm
+    from tvm.runtime.vm import VirtualMachine
+
+    llm = ARTIFACTS / "llm"
+    meta = json.loads((llm / "tiny_llama.json").read_text())
+    cfg = meta["config"]
+    data = np.load(llm / "tiny_llama.npz")
+    dev = tvm.cpu(0)
+    params = [tvm.runtime.tensor(data[f"param_{i}"], dev) for i in range(len(meta["param_names"]))]
+    vm = VirtualMachine(tvm.runtime.load_module(str(llm / "tiny_llama_cpu.so")), dev)
+    shape = tvm.runtime.ShapeTuple
+    cache = vm["create_tir_paged_kv_cache"](
+        shape([cfg["max_batch_size"]]),
+        shape([cfg["max_total_seq_len"]]),
+        shape([cfg["prefill_chunk_size"]]),
+        shape([cfg["page_size"]]),
+        shape([0]),
+    )
+    g = tvm.get_global_func
+    add, begin, end = (
+        g("vm.builtin.kv_state_add_sequence"),
+        g("vm.builtin.kv_state_begin_forward"),
+        g("vm.builtin.kv_state_end_forward"),
+    )
+    remove = g("vm.builtin.kv_state_remove_sequence")
+    emb = data["param_0"]
+    prompt = tvm.runtime.tensor(emb[np.arange(8) % emb.shape[0]][None], dev)
+    token = tvm.runtime.tensor(emb[1][None, None], dev)
+    seq, prompt_len, one = shape([0]), shape([8]), shape([1])
+    decode = vm["decode"]
+    add(cache, 0)
+    begin(cache, seq, prompt_len)
+    vm["prefill"](prompt, cache, params)
+    end(cache)
+    steps = 0
+
+    def step():
+        nonlocal steps
+        begin(cache, seq, one)
+        decode(token, cache, params)
+        end(cache)
+        steps += 1
+        if steps % 32 == 0:  # keep the sequence short: restart it after a prompt
+            remove(cache, 0)
+            add(cache, 0)
+            begin(cache, seq, prompt_len)
+            vm["prefill"](prompt, cache, params)
+            end(cache)
+
+    for _ in range(5):
+        step()
+    blocks = 7 if quick else 21
+    wall = _median_us(step, blocks, 16)
+    reports = []
+    for _ in range(3 if quick else 9):
+        begin(cache, seq, one)
+        reports.append(vm.profile("decode", token, cache, params))
+        end(cache)
+    return _row("tiny_llama decode", "cpu", wall, wall, reports)
+
+
+def _row(model: str, device: str, wall_before: float, wall_after: float, reports: list) -> dict[str, Any]:
     wall = statistics.median([wall_before, wall_after])
     kernel = statistics.median(r.kernel_us for r in reports)
     split = {
@@ -109,8 +178,8 @@ def measure(case: dict[str, Any], quick: bool) -> dict[str, Any] | None:
     }
     overhead = max(wall - kernel, 0.0)
     return {
-        "model": case["name"],
-        "device": case["target"],
+        "model": model,
+        "device": device,
         "calls_per_run": len(reports[0].calls),
         "kernels_per_run": sum(1 for c in reports[0].calls if c.category == "kernel"),
         "wall_us": wall,
@@ -151,6 +220,8 @@ def main() -> None:
         r = measure(case, args.quick)
         if r is not None:
             rows.append(r)
+    log("tiny decoder on cpu")
+    rows.append(measure_decoder(args.quick))
     rendered = render(rows)
     write_json(args.json, {"benchmark": "profile", "machine": host_info(np.__version__), "rows": rows})
     if args.markdown:
