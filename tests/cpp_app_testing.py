@@ -62,18 +62,30 @@ def configure(
 def build_app(
     build: Path, package_root: str | Path, backends: list[str], *extra: str, env: dict[str, str] | None = None
 ) -> Path:
-    """Configure and build the application; returns the executable."""
+    """Configure and build the application; returns the executable (run_kernel, or
+    run_system_lib with -DAPP_SYSTEM_LIB=...)."""
     proc = configure(build, package_root, backends, *extra, env=env)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
     proc = subprocess.run([tool("cmake"), "--build", str(build)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
-    return build / "run_kernel"
+    name = "run_system_lib" if any(a.startswith("-DAPP_SYSTEM_LIB=") for a in extra) else "run_kernel"
+    return build / name
 
 
 def run_add(exe: Path, work: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run tests/artifacts/cpu/add.so (C = A + B) through ``exe``, check C against the artifact's
-    numpy-computed expectation; returns the application's report (the libraries it mapped)."""
-    data = np.load(ARTIFACTS / "cpu" / "add.npz")
+    """Run tests/artifacts/cpu/add.so (C = A + B) through ``exe``; see run_elementwise."""
+    return run_elementwise(
+        exe, work, str(ARTIFACTS / "cpu" / "add.so"), "add", ARTIFACTS / "cpu" / "add.npz", env
+    )
+
+
+def run_elementwise(
+    exe: Path, work: Path, library: str, function: str, npz: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``function(a, b, c)`` of ``library`` through ``exe`` on the inputs a, b of ``npz``,
+    check c against the npz's numpy-computed expectation; returns the application's report (the
+    libraries it mapped), after checking that no libpython was among them."""
+    data = np.load(npz)
     work.mkdir(parents=True, exist_ok=True)
     inputs = []
     for key in ("a", "b"):
@@ -81,7 +93,7 @@ def run_add(exe: Path, work: Path, env: dict[str, str] | None = None) -> dict[st
         data[key].astype("<f4").tofile(path)
         inputs.append(str(path))
     out = work / "c.f32"
-    argv = [str(exe), str(ARTIFACTS / "cpu" / "add.so"), "add", str(out), *inputs]
+    argv = [str(exe), library, function, str(out), *inputs]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     np.testing.assert_allclose(np.fromfile(out, dtype="<f4"), data["c"], rtol=1e-6, atol=1e-6)

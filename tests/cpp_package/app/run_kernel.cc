@@ -3,6 +3,9 @@
 //
 //   run_kernel <library> <function> <out.f32> <in.f32>...
 //
+// <library> "--system-lib" takes the function from ffi.SystemLib(): the system library of the
+// --system-lib object linked into the program (run_system_lib, linked to the static core).
+//
 // Inputs and output are raw little-endian float32 files (the test writes them from the
 // artifact's .npz and compares the output with its numpy-computed expectation). The report
 // also lists the libraries mapped into the process, so the test can check that the core (and
@@ -77,7 +80,10 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < inputs.size(); ++i) tensors.push_back(FloatTensor(&inputs[i], &shapes[i]));
   tensors.push_back(FloatTensor(&output, &shapes.back()));
   try {
-    tvm::ffi::Module mod = tvm::ffi::Module::LoadFromFile(argv[1]);
+    tvm::ffi::Module mod =
+        std::string(argv[1]) == "--system-lib"
+            ? tvm::ffi::Function::GetGlobalRequired("ffi.SystemLib")().cast<tvm::ffi::Module>()
+            : tvm::ffi::Module::LoadFromFile(argv[1]);
     tvm::ffi::Optional<tvm::ffi::Function> func = mod->GetFunction(argv[2]);
     if (!func.has_value()) {
       std::cerr << argv[1] << " has no function " << argv[2] << "\n";
