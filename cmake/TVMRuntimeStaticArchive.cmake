@@ -10,6 +10,7 @@
 # library from its own wheel: every module of a process must share one tvm-ffi), the C++ ABI
 # runtime (libstdc++/libgcc_s, as for the shared core), libc, libdl, libpthread.
 #
+# Debug info is stripped (as the installed shared core is): about 5.6 MB, 1 MB in the wheel.
 # Linux x86_64 for now: the symbol edit uses the build host's objcopy, which reads that format.
 include_guard(GLOBAL)
 
@@ -64,7 +65,7 @@ function(tvm_runtime_add_static_archive target)
     # into it (DW.ref.__gxx_personality_v0: every throw crashes in the unwinder).
     COMMAND ${_relocatable_link} -r --force-group-allocation -o "${_object}"
       "$<TARGET_OBJECTS:${target}>" ${_cxx_archives}
-    COMMAND "${TVMRT_OBJCOPY}" --wildcard "--keep-global-symbol=TVMBackend*"
+    COMMAND "${TVMRT_OBJCOPY}" --strip-debug --wildcard "--keep-global-symbol=TVMBackend*"
       "--keep-global-symbol=TVMRuntime*" "${_object}"
     COMMAND "${CMAKE_COMMAND}" -E rm -f "${_archive}"
     COMMAND "${CMAKE_AR}" rcs "${_archive}" "${_object}"
