@@ -132,3 +132,5 @@ def test_bundle_from_wheel_files(tmp_path):
     proc = _bundle(*args, str(tmp_path / "bundle"))
     assert proc.returncode == 0, proc.stderr
     _check_layout(tmp_path / "bundle", ["opencl"])
+    # The bundle is for another machine: no path of this one, not even the wheels' directory.
+    assert str(tmp_path) not in (tmp_path / "bundle" / "README.md").read_text()

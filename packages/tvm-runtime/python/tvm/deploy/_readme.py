@@ -23,9 +23,11 @@ def readme(source: Source, backends: list[str]) -> str:
         "apache-tvm-ffi": _version(source, "apache_tvm_ffi"),
     }
     versions.update({f"tvm-runtime-{n}": _version(source, f"tvm_runtime_{n}") for n in backends})
+    # No path of the machine that made it: the bundle is for another one.
+    made_from = "the installed wheels" if source.origin == "the installed wheels" else "wheel files"
     return f"""# tvm-runtime deploy bundle ({source.platform})
 
-Made by `python -m tvm.deploy bundle` from {source.origin}; needs no Python or pip.
+Made by `python -m tvm.deploy bundle` from {made_from}; needs no Python or pip.
 
 Versions: `{json.dumps(versions)}`
 
