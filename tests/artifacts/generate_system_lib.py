@@ -5,11 +5,12 @@ A fixture generator, not part of the runtime: run it with apache-tvm 0.27 (see `
     /tmp/venv-tvm027/bin/python tests/artifacts/generate_system_lib.py [--out DIR]
 
 One TIR kernel, ``scale_add(A, B, C)``: ``C = 2 * A + B`` on 1024 float32, its outer loop
-parallel (so the host code calls the core's ``TVMBackendParallelLaunch``), compiled as a
-system library (0.27's ``--system-lib``, the IRModule attribute ``system_lib_prefix``) and
-written as a relocatable object, ``scale_add_x86_64.o``.  Such an object registers its functions at startup through a static constructor
-(``TVMFFIEnvModRegisterSystemLibSymbol``, tvm-ffi's C API), and a program reaches them with
-``ffi.SystemLib()``: what a static, no-dlopen deployment links (tests/cpp_package).
+parallel (so the host code calls the core's ``TVMBackendParallelLaunch``), compiled as a system
+library (0.27's ``--system-lib``, the IRModule attribute ``system_lib_prefix``) and written as a
+relocatable object, ``scale_add_x86_64.o``.  Such an object registers its functions at startup
+through a static constructor (``TVMFFIEnvModRegisterSystemLibSymbol``, tvm-ffi's C API), and a
+program reaches them with ``ffi.SystemLib()``: what a static, no-dlopen deployment links
+(tests/cpp_package).
 Inputs and the numpy-computed expectation go to ``scale_add.npz``; the kernel is checked with
 apache-tvm's own runtime (through a shared library of the same code) before anything is written.
 """
