@@ -158,11 +158,15 @@ def tests(session: nox.Session) -> None:
     session.install(*TEST_DEPS, *NVRTC_CU12_DEPS, pins.requirement("ziglang"))
     _install_ours(session)
     header_dirs = _vendor_header_dirs(session)
+    # `nox -s tests -- tests/vm -x` runs those paths only; without a path, the whole suite.
+    named_paths = any(
+        (ROOT / a).exists() or Path(a).exists() for a in session.posargs if not a.startswith("-")
+    )
     session.run(
         "python",
         "-m",
         "pytest",
-        str(ROOT / "tests"),
+        *([] if named_paths else [str(ROOT / "tests")]),
         *session.posargs,
         # PoCL is installed above and NVRTC comes from pip, so their tests must run, never skip.
         env={
