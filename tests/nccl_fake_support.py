@@ -1,5 +1,5 @@
 """Disco's GPU collectives (runtime.disco.nccl.* of the CUDA wheel, runtime.disco.rccl.* of the
-ROCm wheel) against the fake NCCL of tests/fake_drivers/fake_nccl.c, on the fake CUDA or HIP
+ROCm wheel) against the fake NCCL of tests/fakes/fake_nccl.c, on the fake CUDA or HIP
 driver: a ThreadedSession whose workers really exchange data (fake device memory is host
 memory), checked against numpy, with every NCCL call checked and recorded by the fake.
 """
@@ -7,19 +7,13 @@ memory), checked against numpy, with every NCCL call checked and recorded by the
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from typing import Any
 
-from backend_testing import build_fake_library, parse_log
+from fakes import parse_log
 
 from conftest import REPO, child_result, pythonpath, run_python
 
-FAKE_NCCL_SOURCE = Path(__file__).resolve().parent / "fake_drivers" / "fake_nccl.c"
 HELPERS = REPO / "tests" / "extra"
-
-
-def build_fake_nccl(out_dir: Path, soname: str) -> Path:
-    return build_fake_library(FAKE_NCCL_SOURCE, out_dir / soname)
 
 
 SCRIPT = """

@@ -1,6 +1,6 @@
 """Running external-codegen modules of the CUDA side (cublas_json, cudnn_json) on the fakes:
-the fake CUDA driver (tests/cuda/fake_driver/fake_cuda.c, device memory is host memory) with a
-fake cuBLASLt or cuDNN (tests/cuda/fake_driver/fake_{cublaslt,cudnn}.c) that checks every call,
+the fake CUDA driver (tests/fakes/fake_cuda.c, device memory is host memory) with a
+fake cuBLASLt or cuDNN (tests/fakes/fake_{cublaslt,cudnn}.c) that checks every call,
 logs it and computes the result on the CPU.  Each run is a fresh interpreter: the driver and the
 vendor libraries are opened once per process."""
 
@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
-from backend_testing import build_fake_library, parse_log
 from byoc_support import fixture_set
+from fakes import build, parse_log
 
 from conftest import REPO, run_python
-
-FAKES = REPO / "tests" / "cuda" / "fake_driver"
 
 PRELUDE = f"""
 import ctypes, json, os, sys
@@ -81,13 +78,9 @@ def run_artifact(
     return run_fake(fakes, vendor, body, **env)
 
 
-def build_fakes(out_dir: Path) -> dict[str, str]:
+def build_fakes() -> dict[str, str]:
     """The fake driver and fake vendor libraries, compiled (skip without a C compiler)."""
-    return {
-        "driver": str(build_fake_library(FAKES / "fake_cuda.c", out_dir / "libcuda_fake.so")),
-        "cublaslt": str(build_fake_library(FAKES / "fake_cublaslt.c", out_dir / "libcublasLt_fake.so")),
-        "cudnn": str(build_fake_library(FAKES / "fake_cudnn.c", out_dir / "libcudnn_fake.so")),
-    }
+    return {"driver": str(build("cuda")), "cublaslt": str(build("cublaslt")), "cudnn": str(build("cudnn"))}
 
 
 def run_fake(fakes: dict[str, str], vendor: str, body: str, check: bool = True, **env: str) -> dict:

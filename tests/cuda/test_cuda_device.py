@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel, check_host_round_trip
+from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
+from backend_testing.runners import check_host_round_trip
 from cuda_support import cuda_device, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm

@@ -1,4 +1,4 @@
-"""The whole CUDA backend against a fake driver (tests/cuda/fake_driver/fake_cuda.c), without a
+"""The whole CUDA backend against a fake driver (tests/fakes/fake_cuda.c), without a
 GPU: device attributes, memory and copies, streams and events, context handling, module loading
 and, above all, what reaches cuLaunchKernel (grid, block, dynamic shared memory, the packed
 parameter values, the stream) when apache-tvm 0.27 host code runs.
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import textwrap
 
+import fakes
 import pytest
-from backend_testing import assert_workspace_pool_reused, workspace_pool_script
-from cuda_support import HERE, build_fake_driver, has_nvrtc, parse_log
+from backend_testing.workspace import assert_workspace_pool_reused, workspace_pool_script
+from cuda_support import HERE, has_nvrtc, parse_log
 
 from conftest import ARTIFACTS, REPO, child_result, run_python
 
@@ -23,15 +24,11 @@ import numpy as np
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
 import tvm, tvm_ffi
 import tvm.backend.cuda as hook
-from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
+from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
 from cuda_support import *
-fake = fake_driver(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
-def log():
-    return fake.fake_cuda_log().decode()
-def clear():
-    fake.fake_cuda_clear_log()
-def expect_params(kernel, n):
-    fake.fake_cuda_expect_params(kernel.encode(), n)
+import fakes
+fake = fakes.FakeCuda(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
+log, clear, expect_params = fake.log, fake.clear_log, fake.expect_params
 def result(**kw):
     print("RESULT:" + json.dumps(kw))
 """
@@ -39,7 +36,7 @@ def result(**kw):
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    return str(fakes.build("cuda"))
 
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
@@ -137,7 +134,7 @@ def test_memory_and_copies(fake):
         fake,
         """
         dev = tvm.cuda(0)
-        base = fake.fake_cuda_live_allocations()
+        base = fake.live_allocations()
         ok = {}
         for dtype in ["float32", "float16", "int8", "int64", "float64", "bool"]:
             x = (np.arange(1000) % 7 - 3).astype(dtype)
@@ -159,7 +156,7 @@ def test_memory_and_copies(fake):
         ok["pinned"] = on_gpu.numpy().tolist() == list(range(16))
         del a, b, t, view, pinned, on_gpu
         gc.collect()
-        result(ok=ok, leaked=fake.fake_cuda_live_allocations() - base, log=log())
+        result(ok=ok, leaked=fake.live_allocations() - base, log=log())
         """,
     )
     assert all(r["ok"].values()), r["ok"]

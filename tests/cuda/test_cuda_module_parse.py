@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from backend_testing import FLOAT32, HANDLE, INT32, Kernel, assert_garbage_payloads_rejected
+from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel, assert_garbage_payloads_rejected
 from cuda_support import (
     cuda_payload_of,
     dtype_str,

@@ -1,13 +1,12 @@
 """Disco's nccl collectives (runtime.disco.nccl.* in tvm-runtime-cuda) without a GPU: the fake
-CUDA driver for the devices, the fake NCCL (tests/fake_drivers/fake_nccl.c) for the library.
+CUDA driver for the devices, the fake NCCL (tests/fakes/fake_nccl.c) for the library.
 See tests/nccl_fake_support.py for what is checked."""
 
 from __future__ import annotations
 
 import pytest
-from cuda_support import build_fake_driver
+from fakes import build as build_fake
 from nccl_fake_support import (
-    build_fake_nccl,
     check_fake_collectives,
     fake_env,
     init_error,
@@ -21,8 +20,7 @@ CUDA = 2
 
 @pytest.fixture(scope="module")
 def fakes(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fake-nccl")
-    return str(build_fake_driver(d)), str(build_fake_nccl(d, "libnccl_fake.so.2"))
+    return str(build_fake("cuda")), str(build_fake("nccl", filename="libnccl_fake.so.2"))
 
 
 def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:

@@ -7,9 +7,9 @@ search should find, so it behaves the same on machines with a GPU.
 
 from __future__ import annotations
 
+import fakes
 import pytest
-from backend_testing import driver_status, no_driver_script, run_diagnostics, run_without_driver
-from cuda_support import build_fake_driver
+from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
 
 import tvm
 from conftest import ARTIFACTS
@@ -73,7 +73,7 @@ def test_library_that_is_not_a_driver():
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    return str(fakes.build("cuda"))
 
 
 def test_driver_without_gpu(fake):

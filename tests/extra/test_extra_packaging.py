@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 
-from backend_testing import (
+from backend_testing.packaging import (
     check_entry_point,
     check_links_no_vendor_library,
     check_ships_only_its_namespace_portion,

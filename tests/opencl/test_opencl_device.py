@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from backend_testing import (
+from backend_testing.runners import (
     check_copies_honour_byte_offsets,
     check_device_to_device_copy,
     check_host_round_trip,

@@ -8,17 +8,8 @@ import struct
 import numpy as np
 import pytest
 import tvm_ffi
-from backend_testing import (
-    FLOAT32,
-    HANDLE,
-    INT32,
-    Kernel,
-    assert_garbage_payloads_rejected,
-    driver_status,
-    no_driver_script,
-    run_diagnostics,
-    run_without_driver,
-)
+from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
+from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel, assert_garbage_payloads_rejected
 from ocl_support import code_offset, opencl_device, opencl_payload_of, write_opencl_payload
 
 import tvm

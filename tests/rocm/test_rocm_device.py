@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from backend_testing import check_host_round_trip, check_outputs, check_relax_case
+from backend_testing.runners import check_host_round_trip, check_outputs, check_relax_case
 from rocm_support import ARCHS, rocm_cases, rocm_device
 
 import tvm

@@ -7,9 +7,10 @@ find, so it behaves the same on machines with a GPU.
 
 from __future__ import annotations
 
+import fakes
 import pytest
-from backend_testing import driver_status, no_driver_script, run_diagnostics, run_without_driver
-from rocm_support import ROCM, ROCM_HOST, artifact, build_fake_hip
+from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
+from rocm_support import ROCM, ROCM_HOST, artifact
 
 import tvm
 from conftest import run_python
@@ -77,7 +78,7 @@ def test_library_that_is_not_the_hip_runtime():
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_hip(tmp_path_factory.mktemp("fake-hip")))
+    return str(fakes.build("hip"))
 
 
 def test_runtime_without_gpu(fake):

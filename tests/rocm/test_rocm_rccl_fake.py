@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakes import build as build_fake
 from nccl_fake_support import (
     HELPERS,
-    build_fake_nccl,
     check_fake_collectives,
     fake_env,
     init_error,
     run_fake_collectives,
 )
-from rocm_support import build_fake_hip
 
 from conftest import pythonpath, run_python
 
@@ -24,8 +23,7 @@ ROCM = 10
 
 @pytest.fixture(scope="module")
 def fakes(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fake-rccl")
-    return str(build_fake_hip(d)), str(build_fake_nccl(d, "librccl_fake.so.1"))
+    return str(build_fake("hip")), str(build_fake("nccl", filename="librccl_fake.so.1"))
 
 
 def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:

@@ -10,14 +10,14 @@ import struct
 
 import numpy as np
 import pytest
-from backend_testing import (
-    assert_garbage_payloads_rejected,
+from backend_testing.no_driver import (
     driver_status,
     no_driver_script,
     run_diagnostics,
     run_without_driver,
     vendor_library_mapping,
 )
+from backend_testing.payloads import assert_garbage_payloads_rejected
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backend_testing import check_outputs, run_in_threads
+from backend_testing.runners import check_outputs, run_in_threads
 from webgpu_support import WGPU_ARTIFACTS, artifact, webgpu_device, wgpu_case, wgpu_cases
 
 import tvm

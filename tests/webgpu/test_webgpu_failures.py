@@ -8,15 +8,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from backend_testing import (
-    assert_garbage_payloads_rejected,
+from backend_testing.no_driver import (
     driver_status,
-    embedded_module,
     no_driver_script,
     run_diagnostics,
     run_without_driver,
     vendor_library_mapping,
 )
+from backend_testing.payloads import assert_garbage_payloads_rejected, embedded_module
 from webgpu_support import artifact, kernels_of, load_payload, webgpu_device, write_payload
 
 import tvm

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.metadata as md
 from pathlib import Path
 
-from backend_testing import (
+from backend_testing.elf import exported_symbols
+from backend_testing.packaging import (
     check_entry_point,
     check_links_no_vendor_library,
     check_ships_only_its_namespace_portion,
-    exported_symbols,
 )
 
 import tvm.backend.webgpu as hook
