@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fakes
 import pytest
-from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
+from backend_testing.no_driver import driver_status, no_driver_script, run_without_driver
 
 import tvm
 from conftest import ARTIFACTS
@@ -42,21 +42,11 @@ def run_without_cuda(env: dict[str, str]) -> tuple[str, str]:
 
 
 def test_missing_driver_library():
-    status, out = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
-    assert "NVIDIA driver library could not be opened" in status
-    assert "/nonexistent/libcuda.so.1" in status
-    assert "Install the NVIDIA driver" in status and "TVM_CUDA_DRIVER_LIBRARY" in status
-    assert "empty RAISED RuntimeError CUDA is not available" in out
+    # What every device backend says: tests/conformance/test_missing_driver.py; CUDA's own uses here.
+    _, out = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
     assert "pinned RAISED RuntimeError CUDA is not available" in out
-    assert "detect RAISED ValueError" in out
     assert "kernel RAISED RuntimeError CUDA is not available" in out
     assert "stream RAISED RuntimeError CUDA is not available" in out
-
-
-def test_missing_driver_diagnostics():
-    out = run_diagnostics({"TVM_CUDA_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
-    assert "cuda " in out and "loaded" in out
-    assert "NVIDIA driver library could not be opened" in out
 
 
 def test_this_machine_without_driver():
@@ -64,11 +54,6 @@ def test_this_machine_without_driver():
         pytest.skip("this machine has a CUDA device")
     status = tvm.get_global_func("runtime.DeviceDriverStatus")(2)
     assert status, "a machine without a CUDA device must say why"
-
-
-def test_library_that_is_not_a_driver():
-    status, _ = run_without_cuda({"TVM_CUDA_DRIVER_LIBRARY": "libm.so.6"})
-    assert "libm.so.6: not a usable CUDA driver library (missing cuInit" in status
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fakes
 import pytest
-from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
+from backend_testing.no_driver import driver_status, no_driver_script, run_without_driver
 from rocm_support import ROCM, ROCM_HOST, artifact
 
 import tvm
@@ -39,13 +39,10 @@ def run_without_rocm(env: dict[str, str]) -> tuple[str, str]:
 
 
 def test_missing_hip_library():
-    status, out = run_without_rocm({"TVM_ROCM_LIBRARY": "/nonexistent/libamdhip64.so"})
-    assert "the HIP runtime library (libamdhip64.so) could not be opened" in status
-    assert "/nonexistent/libamdhip64.so" in status
-    assert "Install ROCm 6.0 or newer" in status and "TVM_ROCM_LIBRARY" in status
-    for probe in ("empty", "pinned", "kernel", "stream"):
+    # What every device backend says: tests/conformance/test_missing_driver.py; ROCm's own uses here.
+    _, out = run_without_rocm({"TVM_ROCM_LIBRARY": "/nonexistent/libamdhip64.so"})
+    for probe in ("pinned", "kernel", "stream"):
         assert f"{probe} RAISED RuntimeError ROCm is not available" in out, out
-    assert "detect RAISED ValueError" in out
 
 
 def test_search_order_without_override(tmp_path):
@@ -57,23 +54,11 @@ def test_search_order_without_override(tmp_path):
     assert first < tried.index("libamdhip64.so.6") < tried.index("/opt/rocm/lib/libamdhip64.so")
 
 
-def test_missing_runtime_diagnostics():
-    out = run_diagnostics({"TVM_ROCM_LIBRARY": "/nonexistent/libamdhip64.so"})
-    assert "rocm " in out and "loaded" in out
-    assert "HIP runtime library (libamdhip64.so) could not be opened" in out
-
-
 def test_this_machine_without_rocm():
     if tvm.rocm(0).exist:
         pytest.skip("this machine has a ROCm device")
     status = tvm.get_global_func("runtime.DeviceDriverStatus")(ROCM)
     assert status, "a machine without a ROCm device must say why"
-
-
-def test_library_that_is_not_the_hip_runtime():
-    status, _ = run_without_rocm({"TVM_ROCM_LIBRARY": "libm.so.6"})
-    assert "libm.so.6: not a usable HIP runtime library (missing hipInit" in status
-    assert "ROCm 6.0 or newer" in status
 
 
 @pytest.fixture(scope="module")
