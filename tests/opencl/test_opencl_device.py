@@ -10,11 +10,6 @@ import sys
 
 import numpy as np
 import pytest
-from backend_testing.runners import (
-    check_copies_honour_byte_offsets,
-    check_device_to_device_copy,
-    check_host_round_trip,
-)
 from ocl_support import opencl_device
 
 import tvm
@@ -42,31 +37,6 @@ def test_attributes(dev):
     assert dev.total_global_memory > 0
     assert dev.l2_cache_size_bytes >= 0
     assert dev.available_global_memory is None  # OpenCL has no query for it
-
-
-def test_missing_device_index(dev):
-    assert tvm.opencl(63).exist is False
-    with pytest.raises(ValueError, match="does not exist"):
-        tvm.runtime.empty((4,), "float32", tvm.opencl(63))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "float64", "bool"])
-def test_host_round_trip(dev, dtype):
-    check_host_round_trip(tvm, dev, dtype)
-
-
-def test_empty_and_scalar_tensors(dev):
-    assert tvm.runtime.empty((0,), "float32", dev).numpy().shape == (0,)
-    s = tvm.runtime.tensor(np.array(3.5, dtype="float32"), dev)
-    assert s.numpy() == np.float32(3.5)
-
-
-def test_device_to_device_copy(dev):
-    check_device_to_device_copy(tvm, dev)
-
-
-def test_copies_honour_byte_offsets(dev):
-    check_copies_honour_byte_offsets(tvm, dev)
 
 
 def _resident_bytes() -> int:
