@@ -120,6 +120,7 @@ def test_fake_cublaslt_rejects_inconsistent_or_dead_objects(lt):
 
 def test_fake_cudnn_rejects_what_cudnn_would():
     lib = fakes.FakeCudnn(fakes.build("cudnn"))
+    lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
     h, x, w, y = (
         new(lib.cudnnCreate),
         new(lib.cudnnCreateTensorDescriptor),
@@ -176,6 +177,7 @@ def test_fake_cudnn_math_types_and_tf32():
     under FMA math), and a float32 convolution run with tensor-op math computes on TF32-rounded
     operands (1 + 2^-12 rounds to 1), with FMA math exactly."""
     lib = fakes.FakeCudnn(fakes.build("cudnn"))
+    lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
     h, x, w, y = (
         new(lib.cudnnCreate),
         new(lib.cudnnCreateTensorDescriptor),
