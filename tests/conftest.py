@@ -103,14 +103,15 @@ def run_python(
 def run_module(
     module: str, *args: str, env: dict[str, str] | None = None, check: bool = True
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m children.<module> args...`` (tests/children) in a fresh interpreter of this
-    venv with tests/ on its path, as run_python runs code."""
+    """Run ``python -m <module> args...`` (a child program of tests/children, or a command such
+    as tvm.backend) in a fresh interpreter of this venv with tests/ on its path, as run_python
+    runs code."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     inherited = full_env.get("PYTHONPATH")
     full_env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), *([inherited] if inherited else [])])
     proc = subprocess.run(
-        [sys.executable, "-m", f"children.{module}", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         env=full_env,
@@ -119,7 +120,7 @@ def run_module(
     )
     if check and proc.returncode != 0:
         raise AssertionError(
-            f"children.{module} failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+            f"python -m {module} failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         )
     return proc
 

@@ -3,36 +3,28 @@ backend reports there (driver status, diagnostics, when the library is mapped)."
 
 from __future__ import annotations
 
-from conftest import run_python
+from conftest import run_module, run_python
 
 
-def no_driver_script(backend: str, device_type: int, artifact: str, probes: str, checks: str = "") -> str:
-    """A script for an interpreter whose driver is hidden: it imports the backend, runs
-    `checks` on ``dev`` (``tvm.<backend>(0)``), prints the driver status, loads `artifact`
-    (lazily, so that must work) as ``mod``, then runs every ``(name, lambda)`` of `probes`,
-    each of which must raise RuntimeError or ValueError with the reason, never crash."""
-    return f"""
-import numpy as np, tvm
-from tvm.backend.{backend} import detect_target
-dev = tvm.{backend}(0)
-assert dev.exist is False
-assert dev.device_name is None
-{checks}print("STATUS:", tvm.get_global_func("runtime.DeviceDriverStatus")({device_type}))
-mod = tvm.runtime.load_module({artifact!r})
-for what, fn in [
-{probes}]:
-    try:
-        fn()
-        print(what, "NO ERROR")
-    except (RuntimeError, ValueError) as err:
-        print(what, "RAISED", type(err).__name__, str(err).replace(chr(10), " "))
-print("DONE")
-"""
+def no_driver_script(
+    backend: str, artifact: str, probes: tuple[str, ...], host_device: int | None = None
+) -> list[str]:
+    """The arguments of children/no_driver.py for an interpreter whose driver is hidden: it checks
+    that ``tvm.<backend>(0)`` (and the pinned-host device ``host_device``) does not exist, prints
+    the driver status, loads `artifact` (lazily, so that must work), then makes each device use
+    named in `probes`, each of which must raise RuntimeError or ValueError with the reason."""
+    return [
+        backend,
+        artifact,
+        *(["--host-device", str(host_device)] if host_device is not None else []),
+        *probes,
+    ]
 
 
-def run_without_driver(script: str, env: dict[str, str]) -> str:
-    """Run a no_driver_script under `env`; its stdout, once every probe raised."""
-    proc = run_python(script, env=env)
+def run_without_driver(script: list[str], env: dict[str, str]) -> str:
+    """Run children/no_driver.py with `script`'s arguments under `env`; its stdout, once every
+    probe raised."""
+    proc = run_module("children.no_driver", *script, env=env)
     assert "DONE" in proc.stdout, proc.stdout + proc.stderr
     assert "NO ERROR" not in proc.stdout, proc.stdout
     return proc.stdout
@@ -45,7 +37,7 @@ def driver_status(out: str) -> str:
 
 def run_diagnostics(env: dict[str, str]) -> str:
     """stdout of ``python -m tvm.backend`` (the diagnostics command) under `env`."""
-    proc = run_python("import runpy; runpy.run_module('tvm.backend', run_name='__main__')", env=env)
+    proc = run_module("tvm.backend", env=env)
     return proc.stdout
 
 

@@ -26,5 +26,5 @@ def test_copy_matrix(backend: Backend):
     else:
         device_or_skip(tvm, dev, device_type, driver.api)
         env = {}
-    r = child_result(run_module("copy_matrix", backend.name, *COPY_DTYPES, env=env))
+    r = child_result(run_module("children.copy_matrix", backend.name, *COPY_DTYPES, env=env))
     assert r == {"dtypes": list(COPY_DTYPES), "missing_index_refused": True}

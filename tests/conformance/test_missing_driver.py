@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import tvm_ffi
 from backend_testing.no_driver import driver_status, no_driver_script, run_diagnostics, run_without_driver
 from declared import BACKENDS, Backend, each_backend
 from drivers import DRIVERS, add_artifact
@@ -20,17 +19,7 @@ def with_devices(backend: Backend) -> bool:
 
 def run_without(backend: Backend, library: str) -> str:
     """The no-driver script's output with the backend's library replaced by `library`."""
-    device_type = int(tvm_ffi.DLDeviceType[backend.device_types[0]])
-    script = no_driver_script(
-        backend.name,
-        device_type,
-        add_artifact(backend.name),
-        probes="""\
-    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
-    ("detect", lambda: detect_target(dev)),
-    ("sync", lambda: dev.sync()),
-""",
-    )
+    script = no_driver_script(backend.name, add_artifact(backend.name), ("empty", "detect", "sync"))
     return run_without_driver(script, {DRIVERS[backend.name].variable: library})
 
 

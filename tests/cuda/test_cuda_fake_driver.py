@@ -16,7 +16,7 @@ import pytest
 from backend_testing.workspace import assert_workspace_pool_reused, workspace_pool_script
 from cuda_support import HERE, has_nvrtc, parse_log
 
-from conftest import ARTIFACTS, REPO, child_result, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_module, run_python
 
 PRELUDE = f"""
 import ctypes, gc, json, os, sys, threading
@@ -101,8 +101,8 @@ def test_device_attributes(fake):
 
 
 def test_diagnostics_show_device_and_target(fake):
-    proc = run_python(
-        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
         env={"TVM_CUDA_DRIVER_LIBRARY": fake, "FAKE_CUDA_CC": "9.0"},
     )
     assert "Fake CUDA Device 0" in proc.stdout and "-arch=sm_90" in proc.stdout

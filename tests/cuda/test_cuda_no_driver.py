@@ -18,22 +18,7 @@ ADD_SO = str(ARTIFACTS / "cuda" / "add.so")
 
 # What a process without CUDA must survive: import, attributes, diagnostics, loading an artifact
 # (lazy) and then using the device, which must raise with the reason.
-SCRIPT = no_driver_script(
-    "cuda",
-    2,
-    ADD_SO,
-    checks="""\
-assert tvm.device(3, 0).exist is False
-assert tvm.runtime.enabled("cuda")
-""",
-    probes="""\
-    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
-    ("pinned", lambda: tvm.runtime.empty((4,), "float32", tvm.device(3, 0))),
-    ("detect", lambda: detect_target(dev)),
-    ("kernel", lambda: mod.imports[0]["add_kernel"](None, None, None, 16, 64)),
-    ("stream", lambda: dev.create_raw_stream()),
-""",
-)
+SCRIPT = no_driver_script("cuda", ADD_SO, ("empty", "pinned", "detect", "kernel", "stream"), host_device=3)
 
 
 def run_without_cuda(env: dict[str, str]) -> tuple[str, str]:

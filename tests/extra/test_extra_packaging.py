@@ -9,7 +9,7 @@ import importlib.metadata as md
 from extra_support import CONTRIB
 
 import tvm.backend.extra as hook
-from conftest import run_python
+from conftest import run_module, run_python
 
 # Runs the llvm sort model and prints what happened (outputs checked elsewhere).
 RUN_SORT_MODEL = f"""
@@ -32,9 +32,7 @@ def test_registers_every_declared_function():
 
 
 def test_status_report_lists_it_as_loaded():
-    out = run_python(
-        "import runpy, sys; sys.argv = ['tvm.backend']; runpy.run_module('tvm.backend', run_name='__main__')"
-    )
+    out = run_module("tvm.backend")
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("extra "))
     assert "loaded" in line and f"tvm-runtime-extra {md.version('tvm-runtime-extra')}" in line
 

@@ -16,20 +16,7 @@ import tvm
 from conftest import run_python
 
 SCRIPT = no_driver_script(
-    "rocm",
-    ROCM,
-    artifact("add"),
-    checks=f"""\
-assert tvm.device({ROCM_HOST}, 0).exist is False
-assert tvm.runtime.enabled("rocm")
-""",
-    probes="""\
-    ("empty", lambda: tvm.runtime.empty((4,), "float32", dev)),
-    ("pinned", lambda: tvm.runtime.empty((4,), "float32", tvm.device(11, 0))),
-    ("detect", lambda: detect_target(dev)),
-    ("kernel", lambda: mod.imports[0]["add_kernel"](None, None, None, 16, 64)),
-    ("stream", lambda: dev.create_raw_stream()),
-""",
+    "rocm", artifact("add"), ("empty", "pinned", "detect", "kernel", "stream"), host_device=ROCM_HOST
 )
 
 

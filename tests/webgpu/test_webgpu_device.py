@@ -8,7 +8,7 @@ from webgpu_support import webgpu_device
 
 import tvm
 import tvm.backend.webgpu as hook
-from conftest import run_python
+from conftest import run_module
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_detect_target(dev):
 
 
 def test_diagnostics_show_adapter_and_target(dev):
-    out = run_python("import runpy; runpy.run_module('tvm.backend', run_name='__main__')").stdout
+    out = run_module("tvm.backend").stdout
     line = [ln for ln in out.splitlines() if ln.strip().startswith("webgpu:0")]
     assert line, out
     assert hook.adapter_info(dev)["backend"] in line[0] and "target: webgpu" in line[0]
