@@ -1,9 +1,9 @@
 """Failure paths: fresh interpreters whose vendor library is hidden or replaced, and what the
-backend reports there (driver status, diagnostics, when the library is mapped)."""
+backend reports there (driver status, diagnostics)."""
 
 from __future__ import annotations
 
-from conftest import run_module, run_python
+from conftest import run_module
 
 
 def no_driver_script(
@@ -38,22 +38,4 @@ def driver_status(out: str) -> str:
 def run_diagnostics(env: dict[str, str]) -> str:
     """stdout of ``python -m tvm.backend`` (the diagnostics command) under `env`."""
     proc = run_module("tvm.backend", env=env)
-    return proc.stdout
-
-
-def vendor_library_mapping(backend: str, library: str, first_use: str) -> str:
-    """Whether `library` is mapped after importing the backend and after `first_use` (one line
-    of Python), printed as ``after import: <bool>`` / ``after first use: <bool>``."""
-    proc = run_python(
-        f"""
-        def mapped():
-            return {library!r} in open("/proc/self/maps").read()
-        import tvm, tvm.backend.{backend}
-        from tvm.backend import _dso
-        assert {backend!r} in _dso.LOADED, "backend registered at import"
-        print("after import:", mapped())
-        {first_use}
-        print("after first use:", mapped())
-        """
-    )
     return proc.stdout

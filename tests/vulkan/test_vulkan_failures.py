@@ -14,7 +14,6 @@ from backend_testing.no_driver import (
     driver_status,
     no_driver_script,
     run_without_driver,
-    vendor_library_mapping,
 )
 from vk_support import (
     VK_ARTIFACTS,
@@ -49,12 +48,6 @@ def test_no_driver():
     assert "no Vulkan driver (ICD) was found" in status
     assert "/nonexistent/icd.json" in status
     assert "mesa-vulkan-drivers" in status
-
-
-def test_loader_is_opened_only_on_first_device_use():
-    out = vendor_library_mapping("vulkan", "libvulkan", "tvm.vulkan(0).exist")
-    assert "after import: False" in out
-    assert "after first use:" in out
 
 
 # ------------------------------------------------------------------------ corrupted blobs

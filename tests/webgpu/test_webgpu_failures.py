@@ -12,7 +12,6 @@ from backend_testing.no_driver import (
     driver_status,
     no_driver_script,
     run_without_driver,
-    vendor_library_mapping,
 )
 from backend_testing.payloads import embedded_module
 from webgpu_support import artifact, kernels_of, load_payload, webgpu_device, write_payload
@@ -39,12 +38,6 @@ def test_adapter_filter_that_matches_nothing(dev):
     out = run_without_driver(NO_WEBGPU_SCRIPT, {"TVM_WEBGPU_ADAPTER": "no-such-adapter"})
     status = driver_status(out)
     assert "found no adapter" in status and "TVM_WEBGPU_ADAPTER='no-such-adapter'" in status
-
-
-def test_library_is_opened_only_on_first_device_use(dev):
-    out = vendor_library_mapping("webgpu", "libwgpu_native", "tvm.webgpu(0).exist")
-    assert "after import: False" in out
-    assert "after first use: True" in out
 
 
 # ------------------------------------------------------------------------ corrupted payloads
