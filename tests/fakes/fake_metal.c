@@ -284,8 +284,8 @@ static id m_new_buffer(id self, SEL _cmd, NSUInteger length, NSUInteger options)
   b->length = length;
   b->contents = aligned_alloc(64, (length + 63) / 64 * 64);
   memset(b->contents, 0xCD, length);  // garbage, as uninitialized GPU memory is
-  Log("newBufferWithLength:options: device=%s length=%lu options=%lu buffer=%s", NAME(self),
-           length, options, NAME(b));
+  Log("newBufferWithLength:options: device=%s length=%lu options=%lu buffer=%s", NAME(self), length,
+      options, NAME(b));
   return b;
 }
 
@@ -316,7 +316,7 @@ static id m_new_library_with_source(id self, SEL _cmd, id source, id options, id
   const char* fail = env_text("FAKE_METAL_COMPILE_ERROR");
   if (fail != NULL) {
     Log("newLibraryWithSource:options:error: device=%s options=%s length=%zu result=nil",
-             NAME(self), NAME(options), strlen(text));
+        NAME(self), NAME(options), strlen(text));
     if (error != NULL) *error = new_error(fail);
     return NULL;
   }
@@ -324,8 +324,7 @@ static id m_new_library_with_source(id self, SEL _cmd, id source, id options, id
   find_kernels(text, lib);
   char names[2048];
   join_names(lib, names, sizeof(names));
-  Log(
-      "newLibraryWithSource:options:error: device=%s options=%s language=0x%lx fast_math=%d "
+  Log("newLibraryWithSource:options:error: device=%s options=%s language=0x%lx fast_math=%d "
       "kernels=%s library=%s",
       NAME(self), NAME(options), o->language_version, o->fast_math, names, NAME(lib));
   return lib;
@@ -356,8 +355,8 @@ static id m_new_library_with_data(id self, SEL _cmd, id data, id* error) {
   }
   char names[2048];
   join_names(lib, names, sizeof(names));
-  Log("newLibraryWithData:error: device=%s size=%zu kernels=%s library=%s", NAME(self),
-           d->size, names, NAME(lib));
+  Log("newLibraryWithData:error: device=%s size=%zu kernels=%s library=%s", NAME(self), d->size,
+      names, NAME(lib));
   return lib;
 }
 
@@ -382,16 +381,16 @@ static id m_new_pipeline(id self, SEL _cmd, id function, id* error) {
   FFunction* f = function;
   const char* fail = env_text("FAKE_METAL_PIPELINE_ERROR");
   if (fail != NULL) {
-    Log("newComputePipelineStateWithFunction:error: device=%s function=%s result=nil",
-             NAME(self), NAME(function));
+    Log("newComputePipelineStateWithFunction:error: device=%s function=%s result=nil", NAME(self),
+        NAME(function));
     if (error != NULL) *error = new_error(fail);
     return NULL;
   }
   FPipeline* p = fake_objc_new(Pipeline, sizeof(FPipeline), NULL);
   snprintf(p->name, sizeof(p->name), "%s", f->name);
   p->max_threads = (NSUInteger)env_long("FAKE_METAL_MAX_THREADS", 1024);
-  Log("newComputePipelineStateWithFunction:error: device=%s function=%s pipeline=%s",
-           NAME(self), NAME(function), NAME(p));
+  Log("newComputePipelineStateWithFunction:error: device=%s function=%s pipeline=%s", NAME(self),
+      NAME(function), NAME(p));
   return p;
 }
 static NSUInteger m_max_total_threads(id self, SEL _cmd) { return ((FPipeline*)self)->max_threads; }
@@ -407,7 +406,7 @@ id dispatch_data_create(const void* buffer, size_t size, void* queue, void* dest
   memcpy(d->bytes, buffer, size);
   d->size = size;
   Log("dispatch_data_create size=%zu queue=%p destructor=%p data=%s", size, queue, destructor,
-           NAME(d));
+      NAME(d));
   return d;
 }
 
@@ -505,8 +504,8 @@ int fake_metal_pending(void) {
 static void m_commit(id self, SEL _cmd) {
   FCommandBuffer* cb = self;
   Log("commit command_buffer=%s dispatches=%d blits=%d", NAME(self), cb->num_dispatches,
-           cb->num_blits);
-  cb->status = 2;  // MTLCommandBufferStatusCommitted
+      cb->num_blits);
+  cb->status = 2;          // MTLCommandBufferStatusCommitted
   fake_objc_retain(self);  // the queue keeps it until it ran
   pthread_mutex_lock(&g_pending_mu);
   if (g_num_pending == MAX_PENDING) {
@@ -527,7 +526,7 @@ static void m_wait(id self, SEL _cmd) {
     if (found) memmove(g_pending, g_pending + 1, (size_t)--g_num_pending * sizeof(g_pending[0]));
     pthread_mutex_unlock(&g_pending_mu);
     if (next == NULL) return;  // already ran (or never committed)
-    next->status = 4;  // MTLCommandBufferStatusCompleted, unless a dispatch fails
+    next->status = 4;          // MTLCommandBufferStatusCompleted, unless a dispatch fails
     run(next);
     fake_objc_release((id)next);
     if ((id)next == self) return;
@@ -558,13 +557,13 @@ static void m_set_pipeline(id self, SEL _cmd, id pipeline) {
   cb->pipeline = pipeline;
   snprintf(cb->current.kernel, sizeof(cb->current.kernel), "%s", ((FPipeline*)pipeline)->name);
   Log("setComputePipelineState: encoder=%s pipeline=%s kernel=%s", NAME(self), NAME(pipeline),
-           cb->current.kernel);
+      cb->current.kernel);
 }
 
 static void m_set_buffer(id self, SEL _cmd, id buffer, NSUInteger offset, NSUInteger index) {
   FCommandBuffer* cb = encoding(self, "setBuffer:offset:atIndex:");
   Log("setBuffer:offset:atIndex: encoder=%s buffer=%s offset=%lu index=%lu", NAME(self),
-           NAME(buffer), offset, index);
+      NAME(buffer), offset, index);
   if (index >= MAX_BINDINGS || offset != 0) {
     fprintf(stderr, "fake metal: setBuffer index %lu / offset %lu not supported\n", index, offset);
     abort();
@@ -581,7 +580,7 @@ static void m_set_bytes(id self, SEL _cmd, const void* bytes, NSUInteger length,
   for (size_t i = 0; i < shown; ++i) sprintf(hex + 2 * i, "%02x", ((const unsigned char*)bytes)[i]);
   hex[2 * shown] = '\0';
   Log("setBytes:length:atIndex: encoder=%s length=%lu index=%lu bytes=%s", NAME(self), length,
-           index, hex);
+      index, hex);
   memcpy(cb->current.bytes, bytes, shown);  // Metal copies the bytes at once
   cb->current.bytes_length = shown;
   cb->current.bytes_index = (long)index;
@@ -589,8 +588,7 @@ static void m_set_bytes(id self, SEL _cmd, const void* bytes, NSUInteger length,
 
 static void m_dispatch(id self, SEL _cmd, MTLSize grid, MTLSize block) {
   FCommandBuffer* cb = encoding(self, "dispatchThreadgroups:threadsPerThreadgroup:");
-  Log(
-      "dispatchThreadgroups:threadsPerThreadgroup: encoder=%s kernel=%s grid=%lu,%lu,%lu "
+  Log("dispatchThreadgroups:threadsPerThreadgroup: encoder=%s kernel=%s grid=%lu,%lu,%lu "
       "block=%lu,%lu,%lu",
       NAME(self), cb->current.kernel, grid.width, grid.height, grid.depth, block.width,
       block.height, block.depth);
@@ -604,8 +602,7 @@ static void m_dispatch(id self, SEL _cmd, MTLSize grid, MTLSize block) {
 static void m_copy(id self, SEL _cmd, id src, NSUInteger src_offset, id dst, NSUInteger dst_offset,
                    NSUInteger size) {
   FCommandBuffer* cb = encoding(self, "copyFromBuffer:...");
-  Log(
-      "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: encoder=%s source=%s "
+  Log("copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: encoder=%s source=%s "
       "source_offset=%lu destination=%s destination_offset=%lu size=%lu",
       NAME(self), NAME(src), src_offset, NAME(dst), dst_offset, size);
   if (cb->num_blits < 4) {
