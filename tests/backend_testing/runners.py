@@ -47,8 +47,13 @@ def run_in_threads(worker: Callable[[int], None], count: int = 4) -> list[BaseEx
 def check_concurrent_matmul(tvm: Any, target: str, dev: Any) -> None:
     """Four host threads launch the `matmul` case's kernel on one module and device."""
     c = case(target, "matmul")
-    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
-    f = mod[c["function"]]
+    check_concurrent_launches(tvm, str(ARTIFACTS / c["file"]), c["function"], dev)
+
+
+def check_concurrent_launches(tvm: Any, path: str, function: str, dev: Any, rounds: int = 20) -> None:
+    """Four host threads each launch `function` of the artifact at `path`, a (64, 32) x (32, 48)
+    float32 matmul, `rounds` times on one module and device, each checking its own result."""
+    f = tvm.runtime.load_module(path)[function]
 
     def worker(seed: int) -> None:
         rng = np.random.default_rng(seed)
@@ -56,7 +61,7 @@ def check_concurrent_matmul(tvm: Any, target: str, dev: Any) -> None:
         b_np = rng.standard_normal((32, 48)).astype("float32")
         a, b = tvm.runtime.tensor(a_np, dev), tvm.runtime.tensor(b_np, dev)
         out = tvm.runtime.empty((64, 48), "float32", dev)
-        for _ in range(20):
+        for _ in range(rounds):
             f(a, b, out)
             np.testing.assert_allclose(out.numpy(), a_np @ b_np, rtol=1e-4, atol=1e-4)
 

@@ -19,18 +19,9 @@ from cuda_support import HERE, has_nvrtc, parse_log
 from conftest import ARTIFACTS, REPO, child_result, run_module, run_python
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys, threading
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.cuda as hook
-from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
-from cuda_support import *
-import fakes
-fake = fakes.FakeCuda(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
-log, clear, expect_params = fake.log, fake.clear_log, fake.expect_params
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda import *
 """
 
 

@@ -32,19 +32,13 @@ MANIFEST = json.loads((GRAPH_DIR / "manifest.json").read_text())
 CASES = {c["name"]: c for c in MANIFEST["cases"]}
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm
-import tvm.backend.cuda as hook
-import fakes
-fake = fakes.FakeCuda(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
+from children.on_fake_cuda import *
 fake.fake_cuda_live_graph_execs.restype = ctypes.c_long
 ARTIFACTS = {str(ARTIFACTS)!r}
 CASES = {{c["name"]: c for c in json.load(open({str(GRAPH_DIR / "manifest.json")!r}))["cases"]}}
 dev = tvm.cuda(0)
-
-log = fake.log
 
 def load_vm(name):
     # Every kernel's parameters are recorded (their values are the buffer pointers).
@@ -55,7 +49,7 @@ def load_vm(name):
         stack.extend(m.imports)
         if m.kind == "cuda":
             for kernel, k in hook.describe_module(m)["kernels"].items():
-                fake.fake_cuda_expect_params(kernel.encode(), len(k["arg_types"]))
+                expect_params(kernel, len(k["arg_types"]))
     return tvm.runtime.vm.VirtualMachine(mod, dev)
 
 def inputs(name, i):
@@ -72,9 +66,6 @@ def calls(vm, name, order):
         dev.sync()
         logs.append(log())
     return logs
-
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
 """
 
 

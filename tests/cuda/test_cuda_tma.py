@@ -38,15 +38,9 @@ CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
 FAKE_MAP_MAGIC = "50414d54454b4146"  # word 0 of the fake driver's maps ("FAKETMAP")
 
 PRELUDE = f"""
-import ctypes, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import fakes
-fake = fakes.FakeCuda(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
-log = fake.log
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda import *
 encode = tvm_ffi.get_global_func({GLOBAL!r})
 tensor_map = (ctypes.c_uint64 * 24)()  # 192 bytes: room for a 64-byte aligned 128-byte map
 map_ptr = (ctypes.addressof(tensor_map) + 63) // 64 * 64

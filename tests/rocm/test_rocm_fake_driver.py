@@ -32,27 +32,9 @@ from rocm_support import (
 from conftest import ARTIFACTS, REPO, child_result, run_python
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.rocm as hook
-from backend_testing.payloads import HANDLE, Kernel, embedded_module, write_function_table_payload
-from conftest import run_kernel_call
-from rocm_support import *
-import fakes
-fake = fakes.FakeHip(os.environ["TVM_ROCM_LIBRARY"])
-log, clear = fake.log, fake.clear_log
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
-def add_payload(kernels=None, code_patch=None):
-    code = bytearray(hip_payload_of(artifact("add")).code)
-    if code_patch:
-        code_patch(code)
-    kernels = kernels or [Kernel("add_kernel", [HANDLE, HANDLE, HANDLE])]
-    return write_function_table_payload(kernels, bytes(code), "hsaco")
-def load(payload):
-    return tvm_ffi.get_global_func("ffi.Module.load_from_bytes.hip")(payload)
+from children.on_fake_hip import *
 """
 
 
