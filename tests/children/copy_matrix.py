@@ -1,10 +1,11 @@
-"""The copy matrix of one device backend: host -> device -> host for each dtype, device -> device,
-views at byte offsets, empty and scalar tensors, and a device index that does not exist.
+"""The attributes and the copy matrix of one device backend: device 0's attributes, host ->
+device -> host for each dtype, device -> device, views at byte offsets, empty and scalar tensors,
+and a device index that does not exist.
 
     python -m children.copy_matrix <backend> <dtype>...
 
 Runs on whatever driver the environment points the backend at (the real one, or a fake of
-tests/fakes); prints what it checked.
+tests/fakes); prints the attributes and what it checked.
 """
 
 from __future__ import annotations
@@ -39,7 +40,12 @@ def main(backend: str, dtypes: list[str]) -> dict:
         refused = ""
     except ValueError as err:
         refused = str(err)
-    return {"dtypes": dtypes, "missing_index_refused": "does not exist" in refused}
+    attributes = {
+        name: getattr(dev, name)
+        for name in ("device_name", "max_threads_per_block", "warp_size", "max_shared_memory_per_block")
+    }
+    attributes["max_thread_dimensions"] = list(dev.max_thread_dimensions)
+    return {"dtypes": dtypes, "missing_index_refused": "does not exist" in refused, "attributes": attributes}
 
 
 if __name__ == "__main__":

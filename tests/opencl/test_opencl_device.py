@@ -22,16 +22,11 @@ def dev():
 
 
 def test_attributes(dev):
-    assert dev.exist is True
-    assert isinstance(dev.device_name, str) and dev.device_name
-    assert dev.max_threads_per_block >= 1
+    # What every device reports: tests/conformance/test_device.py.
     assert dev.warp_size == 1
-    assert dev.max_shared_memory_per_block > 0
     assert re.fullmatch(r"\d+\.\d", dev.compute_version)
     assert dev.max_clock_rate >= 0
     assert dev.multi_processor_count >= 1
-    dims = dev.max_thread_dimensions
-    assert len(dims) >= 3 and all(d >= 1 for d in dims)
     assert dev.api_version >= 120
     assert isinstance(dev.driver_version, str)
     assert dev.total_global_memory > 0

@@ -28,14 +28,11 @@ def dev():
 
 
 def test_attributes(dev):
-    assert dev.exist is True
-    assert isinstance(dev.device_name, str) and dev.device_name
+    # What every device reports: tests/conformance/test_device.py.
     assert dev.max_threads_per_block >= 128
     assert dev.warp_size >= 1
     assert dev.max_shared_memory_per_block >= 16384
     assert re.fullmatch(r"\d+\.\d+\.\d+", dev.compute_version)
-    dims = dev.max_thread_dimensions
-    assert len(dims) == 3 and all(d >= 1 for d in dims)
     assert dev.api_version >= 200  # VK_HEADER_VERSION the declarations follow
     assert re.fullmatch(r"\d+\.\d+\.\d+", dev.driver_version)
     assert dev.total_global_memory > 0
