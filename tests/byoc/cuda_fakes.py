@@ -15,35 +15,9 @@ from fakes import build, parse_log
 from conftest import REPO, run_python
 
 PRELUDE = f"""
-import ctypes, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(REPO / "tests" / "byoc")!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.cuda as hook
-from byoc_support import BYOC, EXPECTED, Graph, json_payload, const_loader_payload, load_from_bytes
-vendor = ctypes.CDLL(os.environ["FAKE_VENDOR_LIBRARY"])
-vendor_log = getattr(vendor, os.environ["FAKE_VENDOR_PREFIX"] + "_log")
-vendor_log.restype = ctypes.c_char_p
-live = getattr(vendor, os.environ["FAKE_VENDOR_PREFIX"] + "_live_allocations")
-live.restype = ctypes.c_long
-dev = tvm.cuda(0)
-def log():
-    return vendor_log().decode()
-def on_device(a):
-    return tvm.runtime.tensor(np.ascontiguousarray(a), device=dev)
-def raw_on_device(a, dtype):
-    # a tensor of `dtype` (e.g. float8_e4m3fn, which numpy lacks) holding the bytes of `a`
-    # (copyfrom would need ml_dtypes to name the numpy type of float8)
-    a = np.ascontiguousarray(a)
-    t = tvm.runtime.empty(a.shape, dtype, dev)
-    tvm.get_global_func("runtime.TVMTensorCopyFromBytes")(t, a.ctypes.data_as(ctypes.c_void_p), a.nbytes)
-    return t
-def module(kind, symbol, graph, heads):
-    loader = load_from_bytes(tvm, "const_loader", const_loader_payload({{}}, {{symbol: []}}))
-    loader.import_module(load_from_bytes(tvm, kind, json_payload(symbol, graph.to_json(heads), [])))
-    return loader
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda_vendor import *
 """
 
 
