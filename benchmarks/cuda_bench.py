@@ -32,7 +32,7 @@ per call, in microseconds (median, p10, p90; ratio ours / apache-tvm of the medi
 `--apache-pythonpath DIR` runs apache-tvm from a `--target` install (runtime-only, as the prepared
 GPU check carries it: `TVM_USE_RUNTIME_LIB=1`, its `libtvm_runtime_cuda.so` and the pip
 `libcudart.so.13` loaded by the worker).  `--fake-driver LIB` measures only our runtime's host path
-into the fake CUDA driver (tests/cuda/fake_driver), without result checks: used by
+into the fake CUDA driver (tests/fakes/fake_cuda.c), without result checks: used by
 `ci/gpu_check/run.py --fake` to prove the benchmark before a GPU is spent on it.
 """
 

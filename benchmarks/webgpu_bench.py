@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 def wgsl_of(so: Path) -> dict[str, str]:
     """WGSL per kernel of the `webgpu` module embedded in an artifact."""
-    from backend_testing import Reader, embedded_module
+    from backend_testing.payloads import Reader, embedded_module
 
     r = Reader(embedded_module(so, "webgpu").payload)
     for _ in range(r.u64()):  # the function table: key, name, arg types, tags, extra tags

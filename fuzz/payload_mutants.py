@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 sys.path.insert(0, str(ROOT / "tests"))
-import backend_testing  # noqa: E402  (the tests' own ELF and library-bin readers)
+from backend_testing import payloads  # noqa: E402  (the tests' own library-bin reader)
 
 CLEAR_KINDS = ("ValueError", "TypeError", "RuntimeError", "IndexError", "KeyError", "MemoryError")
 DEVICE_TYPES = {"webgpu": 15, "vulkan": 7, "opencl": 4}
@@ -104,7 +104,7 @@ def splice(case: dict, payload: bytes, kind: str, path: Path) -> dict:
     """A mutant of ``case``'s artifact whose ``kind`` payload is ``payload`` (of the same size),
     written to ``path``."""
     data = bytearray(Path(case["file"]).read_bytes())
-    module = next(m for m in backend_testing.read_embedded_modules(bytes(data)) if m.kind == kind)
+    module = next(m for m in payloads.read_embedded_modules(bytes(data)) if m.kind == kind)
     if len(payload) != len(module.payload):
         raise ValueError(f"{path.name}: payload of {len(payload)} bytes for a slot of {len(module.payload)}")
     data[module.offset : module.offset + len(payload)] = payload
@@ -131,7 +131,7 @@ def make_mutants(kind: str, count: int, seed: int, work: Path) -> list[dict]:
     for i in range(count):
         case = cases[i % len(cases)]
         data = bytearray(Path(case["file"]).read_bytes())
-        module = next(m for m in backend_testing.read_embedded_modules(bytes(data)) if m.kind == kind)
+        module = next(m for m in payloads.read_embedded_modules(bytes(data)) if m.kind == kind)
         edits = mutate(data, module.offset, len(module.payload), rng)
         path = work / f"mutant_{i:04d}_{Path(case['file']).stem}.so"
         path.write_bytes(data)

@@ -119,7 +119,7 @@ def build_harnesses(site: Path, work: Path, targets: list[str]) -> dict[str, Pat
 
 def carrier_offset(carrier: Path) -> int:
     """File offset of the carrier's `__tvm_ffi__library_bin` (the harness writes inputs there)."""
-    offset, _ = seeds.backend_testing.find_symbol(carrier.read_bytes(), seeds.backend_testing.LIBRARY_BIN)
+    offset, _ = seeds.elf.find_symbol(carrier.read_bytes(), seeds.payloads.LIBRARY_BIN)
     return offset
 
 

@@ -3,7 +3,7 @@
     python fuzz/seeds.py OUT_DIR     # writes OUT_DIR/<target>/<artifact>.bin
 
 Every seed is a payload exactly as an exported library embeds it (see tvm-0.27-abi.md, section 3),
-read with the ELF and library-bin readers the backend tests use (tests/backend_testing.py).
+read with the ELF and library-bin readers the backend tests use (tests/backend_testing/elf.py, payloads.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 sys.path.insert(0, str(ROOT / "tests"))
-import backend_testing  # noqa: E402  (the tests' own helpers, found through the line above)
 import cache_testing  # noqa: E402
+from backend_testing import elf, payloads  # noqa: E402  (the tests' own helpers, found through the line above)
 
 # Target -> module kind whose payloads seed it (None: the whole library-bin container).
 MODULE_TARGETS = {
@@ -47,7 +47,7 @@ CACHE_ENTRY_KEY = "kind=fuzz-entry/1\nruntime=0.0.0\ndriver_version=fuzz driver 
 def library_bin(data: bytes) -> bytes | None:
     """The container of an exported library without its leading u64 size (None if it has none)."""
     try:
-        start, _ = backend_testing.find_symbol(data, backend_testing.LIBRARY_BIN)
+        start, _ = elf.find_symbol(data, payloads.LIBRARY_BIN)
     except KeyError:
         return None
     (nbytes,) = struct.unpack_from("<Q", data, start)
@@ -71,7 +71,7 @@ def write_seeds(out: Path) -> dict[str, int]:
             continue
         name = "_".join(so.relative_to(ARTIFACTS).with_suffix("").parts)
         put(LIBRARY_BIN_TARGET, name, container)
-        for i, module in enumerate(backend_testing.read_embedded_modules(data)):
+        for i, module in enumerate(payloads.read_embedded_modules(data)):
             for target, kind in MODULE_TARGETS.items():
                 if module.kind == kind:
                     put(target, f"{name}_{i}", module.payload)
@@ -86,7 +86,7 @@ def write_seeds(out: Path) -> dict[str, int]:
     # Cache entries of the harness's key holding real payloads (an OpenCL source, a SPIR-V
     # module's bytes), and one that is empty.
     for so in [ARTIFACTS / "opencl" / "add.so", ARTIFACTS / "vulkan" / "add.so"]:
-        payload = backend_testing.embedded_modules(so)[0].payload
+        payload = payloads.embedded_modules(so)[0].payload
         put(CACHE_ENTRY_TARGET, so.parent.name, cache_testing.encode_entry(CACHE_ENTRY_KEY, payload))
     put(CACHE_ENTRY_TARGET, "empty", cache_testing.encode_entry(CACHE_ENTRY_KEY, b""))
     return counts

@@ -100,6 +100,31 @@ def run_python(
     return proc
 
 
+def run_module(
+    module: str, *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
+    """Run ``python -m <module> args...`` (a child program of tests/children, or a command such
+    as tvm.backend) in a fresh interpreter of this venv with tests/ on its path, as run_python
+    runs code."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    inherited = full_env.get("PYTHONPATH")
+    full_env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), *([inherited] if inherited else [])])
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd="/",
+        timeout=300,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"python -m {module} failed ({proc.returncode}):\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return proc
+
+
 def child_result(proc: subprocess.CompletedProcess) -> Any:
     """The JSON a child printed last on a ``RESULT:`` line (the child programs' way of reporting);
     a failure quoting the child's output when it printed none."""

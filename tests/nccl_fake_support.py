@@ -1,5 +1,5 @@
 """Disco's GPU collectives (runtime.disco.nccl.* of the CUDA wheel, runtime.disco.rccl.* of the
-ROCm wheel) against the fake NCCL of tests/fake_drivers/fake_nccl.c, on the fake CUDA or HIP
+ROCm wheel) against the fake NCCL of tests/fakes/fake_nccl.c, on the fake CUDA or HIP
 driver: a ThreadedSession whose workers really exchange data (fake device memory is host
 memory), checked against numpy, with every NCCL call checked and recorded by the fake.
 """
@@ -7,19 +7,14 @@ memory), checked against numpy, with every NCCL call checked and recorded by the
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from typing import Any
 
-from backend_testing import build_fake_library, parse_log
+import fakes
+from fakes import parse_log
 
 from conftest import REPO, child_result, pythonpath, run_python
 
-FAKE_NCCL_SOURCE = Path(__file__).resolve().parent / "fake_drivers" / "fake_nccl.c"
 HELPERS = REPO / "tests" / "extra"
-
-
-def build_fake_nccl(out_dir: Path, soname: str) -> Path:
-    return build_fake_library(FAKE_NCCL_SOURCE, out_dir / soname)
 
 
 SCRIPT = """
@@ -133,20 +128,27 @@ def check_fake_collectives(r: dict[str, Any], n: int, groups: int, device_type: 
     assert r["live_comms_after_shutdown"] == 0
 
 
-def fake_env(
-    driver: str, nccl: str, driver_var: str, library_var: str, devices_var: str, devices: int, **extra: str
-) -> dict[str, str]:
-    """The environment of a child process on the fake driver and the fake NCCL: the backend
-    opens them through `driver_var` / `library_var`, the fake NCCL asks the fake driver which
-    device is current."""
-    symbol = "fake_cuda_current_device" if "CUDA" in driver_var else "fake_hip_current_device"
+# The fake driver each collective library runs on (tests/fakes), the name the fake NCCL is built
+# under, and the variables that point the backend at the driver, the library and the device count.
+_CCL = {
+    "nccl": ("cuda", "libnccl_fake.so.2", "TVM_CUDA_DRIVER_LIBRARY", "TVM_NCCL_LIBRARY", "FAKE_CUDA_DEVICES"),
+    "rccl": ("hip", "librccl_fake.so.1", "TVM_ROCM_LIBRARY", "TVM_RCCL_LIBRARY", "FAKE_HIP_DEVICES"),
+}
+
+
+def fake_env(ccl: str, devices: int, **extra: str) -> dict[str, str]:
+    """The environment of a child process on the fake driver and the fake NCCL standing in for
+    `ccl` ("nccl" or "rccl"): the backend opens both through its variables, the fake NCCL asks
+    the fake driver which device is current."""
+    driver_fake, filename, driver_var, library_var, devices_var = _CCL[ccl]
+    driver, nccl = str(fakes.build(driver_fake)), str(fakes.build("nccl", filename=filename))
     return {
         driver_var: driver,
         devices_var: str(devices),
         library_var: nccl,
         "FAKE_NCCL_PATH": nccl,
         "FAKE_NCCL_DEVICE_LIBRARY": driver,
-        "FAKE_NCCL_DEVICE_SYMBOL": symbol,
+        "FAKE_NCCL_DEVICE_SYMBOL": f"fake_{driver_fake}_current_device",
         **extra,
     }
 

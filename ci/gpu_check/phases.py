@@ -15,6 +15,9 @@ CUDA_TESTS = [
     "tests/byoc/test_cudnn_json.py",
     "tests/core/test_target_detect.py::test_cuda_detects_or_says_why",
     "tests/faults/test_fault_kernel_build.py",
+    # From the suite every backend gets (tests/conformance): CUDA's attributes and copies, which
+    # run only where there is a GPU.
+    "tests/conformance/test_device.py::test_attributes_and_copy_matrix[cuda]",
 ]
 
 # The other GPU backends on NVIDIA's drivers (OpenCL ICD, Vulkan ICD; WebGPU through Vulkan).

@@ -19,7 +19,7 @@ ci/gpu_check/prepare.py; `nox -s gpu-check` runs both here). In about 8 minutes 
    under ``--out``, whatever happened: each phase has its own time limit and a failure in one is
    recorded, never fatal.
 
-``--fake`` runs the same steps here against the fake CUDA driver (tests/cuda/fake_driver): the
+``--fake`` runs the same steps here against the fake CUDA driver (tests/fakes/fake_cuda.c): the
 GPU-only tests skip, the benchmark measures the host path into the fake (apache-tvm and CuPy are
 not run on it) and the loaders unpack into a scratch root, so the script itself is proven before a
 GPU is spent on it.
@@ -206,7 +206,7 @@ def fake_driver(check: Check) -> None:
     """--fake: the CUDA fake driver for the benchmark (the tests build their own)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     lib = check.scratch / "libcuda_fake.so"
-    src = REPO / "tests" / "cuda" / "fake_driver" / "fake_cuda.c"
+    src = REPO / "tests" / "fakes" / "fake_cuda.c"
     subprocess.run([cc or "cc", "-shared", "-fPIC", "-O1", "-o", str(lib), str(src)], check=True)
     check.bench_env = {"TVM_CUDA_DRIVER_LIBRARY": str(lib)}
 

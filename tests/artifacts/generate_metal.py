@@ -15,7 +15,7 @@ build machine, exported on Linux):
 * ``add_metallib``: the add kernel in the ``metallib`` format.  apache-tvm writes that format only
   when a ``tvm_callback_metal_compile`` callback (xcrun on a Mac) compiles the MSL; none exists
   here, so this generator registers one that returns a stand-in library: the magic ``MTLB`` then
-  the kernel names, NUL-separated (what tests/metal/fake_driver/fake_metal.c accepts as a
+  the kernel names, NUL-separated (what tests/fakes/fake_metal.c accepts as a
   metallib).  The module around it (fmt, function table, code map) is apache-tvm's own;
 * no Relax model: apache-tvm 0.27.0.post1 segfaults compiling generate.py's models (mlp,
   mlp_dyn, convnet) for Metal on Linux (in Tensorize, from the dlight GPU schedules); the

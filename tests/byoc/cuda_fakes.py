@@ -1,6 +1,6 @@
 """Running external-codegen modules of the CUDA side (cublas_json, cudnn_json) on the fakes:
-the fake CUDA driver (tests/cuda/fake_driver/fake_cuda.c, device memory is host memory) with a
-fake cuBLASLt or cuDNN (tests/cuda/fake_driver/fake_{cublaslt,cudnn}.c) that checks every call,
+the fake CUDA driver (tests/fakes/fake_cuda.c, device memory is host memory) with a
+fake cuBLASLt or cuDNN (tests/fakes/fake_{cublaslt,cudnn}.c) that checks every call,
 logs it and computes the result on the CPU.  Each run is a fresh interpreter: the driver and the
 vendor libraries are opened once per process."""
 
@@ -8,45 +8,16 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
-from backend_testing import build_fake_library, parse_log
 from byoc_support import fixture_set
+from fakes import build, parse_log
 
 from conftest import REPO, run_python
 
-FAKES = REPO / "tests" / "cuda" / "fake_driver"
-
 PRELUDE = f"""
-import ctypes, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(REPO / "tests" / "byoc")!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.cuda as hook
-from byoc_support import BYOC, EXPECTED, Graph, json_payload, const_loader_payload, load_from_bytes
-vendor = ctypes.CDLL(os.environ["FAKE_VENDOR_LIBRARY"])
-vendor_log = getattr(vendor, os.environ["FAKE_VENDOR_PREFIX"] + "_log")
-vendor_log.restype = ctypes.c_char_p
-live = getattr(vendor, os.environ["FAKE_VENDOR_PREFIX"] + "_live_allocations")
-live.restype = ctypes.c_long
-dev = tvm.cuda(0)
-def log():
-    return vendor_log().decode()
-def on_device(a):
-    return tvm.runtime.tensor(np.ascontiguousarray(a), device=dev)
-def raw_on_device(a, dtype):
-    # a tensor of `dtype` (e.g. float8_e4m3fn, which numpy lacks) holding the bytes of `a`
-    # (copyfrom would need ml_dtypes to name the numpy type of float8)
-    a = np.ascontiguousarray(a)
-    t = tvm.runtime.empty(a.shape, dtype, dev)
-    tvm.get_global_func("runtime.TVMTensorCopyFromBytes")(t, a.ctypes.data_as(ctypes.c_void_p), a.nbytes)
-    return t
-def module(kind, symbol, graph, heads):
-    loader = load_from_bytes(tvm, "const_loader", const_loader_payload({{}}, {{symbol: []}}))
-    loader.import_module(load_from_bytes(tvm, kind, json_payload(symbol, graph.to_json(heads), [])))
-    return loader
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda_vendor import *
 """
 
 
@@ -81,13 +52,9 @@ def run_artifact(
     return run_fake(fakes, vendor, body, **env)
 
 
-def build_fakes(out_dir: Path) -> dict[str, str]:
+def build_fakes() -> dict[str, str]:
     """The fake driver and fake vendor libraries, compiled (skip without a C compiler)."""
-    return {
-        "driver": str(build_fake_library(FAKES / "fake_cuda.c", out_dir / "libcuda_fake.so")),
-        "cublaslt": str(build_fake_library(FAKES / "fake_cublaslt.c", out_dir / "libcublasLt_fake.so")),
-        "cudnn": str(build_fake_library(FAKES / "fake_cudnn.c", out_dir / "libcudnn_fake.so")),
-    }
+    return {"driver": str(build("cuda")), "cublaslt": str(build("cublaslt")), "cudnn": str(build("cudnn"))}
 
 
 def run_fake(fakes: dict[str, str], vendor: str, body: str, check: bool = True, **env: str) -> dict:

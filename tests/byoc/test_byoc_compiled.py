@@ -101,7 +101,7 @@ def test_dnnl_graph_without_its_weights_fails_with_the_node_and_the_reason():
 
 @pytest.fixture(scope="module")
 def fakes(tmp_path_factory):
-    return build_fakes(tmp_path_factory.mktemp("fake-vendors"))
+    return build_fakes()
 
 
 def test_cublas_artifact_matches_numpy_with_the_compilers_epilogues(fakes):

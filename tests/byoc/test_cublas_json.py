@@ -1,5 +1,5 @@
 """cublas_json (tvm-runtime-cuda, on cuBLASLt) without a GPU: the fake CUDA driver and the fake
-cuBLASLt (tests/cuda/fake_driver/fake_cublaslt.c), which validates every call (handles,
+cuBLASLt (tests/fakes/fake_cublaslt.c), which validates every call (handles,
 descriptors, layouts, epilogues, workspace, algorithm, stream) and computes on the CPU.
 
 ``cublas_cuda.so`` is an apache-tvm 0.27 Relax model for CUDA whose matmuls are seven
@@ -24,7 +24,7 @@ EPILOGUES = {"mlp": ["6", "36"], "half": ["4"]}
 
 @pytest.fixture(scope="module")
 def fakes(tmp_path_factory):
-    return build_fakes(tmp_path_factory.mktemp("fake-cublaslt"))
+    return build_fakes()
 
 
 def artifact_run(fakes, **env):

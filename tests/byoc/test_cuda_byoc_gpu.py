@@ -8,7 +8,7 @@ TF32 allowed); the tolerances follow the policy.  The policy is read once per pr
 (policy, fixture set, library) runs its functions in one child process, whose results the tests
 of its functions share.  Skips without a GPU (CI), runs where one is lent.  Rehearsed without a
 GPU on the fakes (which emulate TF32 rounding): TVM_CUDA_DRIVER_LIBRARY, TVM_CUBLASLT_LIBRARY and
-TVM_CUDNN_LIBRARY set to tests/cuda/fake_driver/fake_{cuda,cublaslt,cudnn}.c built as shared
+TVM_CUDNN_LIBRARY set to tests/fakes/fake_{cuda,cublaslt,cudnn}.c built as shared
 libraries, FAKE_CUDA_CC=9.0: all 36 pass in ~6 s."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 from byoc_support import fixture_set
 from cuda_numerics import GELU_FUNCTIONS, TF32_ENV, assert_matches, tf32_in_effect
 

@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import run_python
+from conftest import run_module, run_python
 
 PROBE = """
 import warnings, json
@@ -165,8 +165,9 @@ def test_broken_entry_point_never_breaks_import(tmp_path):
 
 def test_diagnostics_command_lists_backend(testdev_install):
     site = testdev_install("normal")
-    proc = run_python(
-        "import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
+        "--json",
         env={"PYTHONPATH": str(site)},
         check=False,
     )
@@ -181,8 +182,8 @@ def test_diagnostics_command_lists_backend(testdev_install):
     assert types["name"] == "ext_dev" and len(types["devices"]) == 2
     assert types["devices"][0]["target"]["kind"] == "testdev"
     assert report["core"]["version"] == "0.1.0" and report["conflicts"] == []
-    text = run_python(
-        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+    text = run_module(
+        "tvm.backend",
         env={"PYTHONPATH": str(site)},
     ).stdout
     assert "testdev" in text and "loaded" in text and "ext_dev:1" in text
@@ -194,8 +195,8 @@ def test_diagnostics_reports_foreign_tvm_distribution(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: apache-tvm\nVersion: 0.27.0.post1\n")
     (dist / "top_level.txt").write_text("tvm\n")
     (dist / "RECORD").write_text("tvm/__init__.py,,\n")
-    proc = run_python(
-        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
         env={"PYTHONPATH": str(tmp_path)},
         check=False,
     )
@@ -256,8 +257,8 @@ def test_foreign_core_library_is_a_clear_error(tmp_path):
     # command, left behind in tvm/backend/, must then explain instead of failing with a traceback.
     for init in (package / "__init__.py", package / "backend" / "__init__.py"):
         init.write_text('"""Stands in for apache-tvm\'s file of the same name."""\n')
-    proc = run_python(
-        "import runpy, sys; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
         env=env,
         check=False,
     )

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tvm_ffi
-from backend_testing import LIBRARY_BIN, find_symbol
+from backend_testing.elf import find_symbol
+from backend_testing.payloads import LIBRARY_BIN
 
 import tvm
 from conftest import ARTIFACTS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_python
+from conftest import run_module, run_python
 
 # A hook of the template's old form: register(), DEVICE_TYPES and a detect_target attribute
 # that the loader registers for every kind in DEVICE_TYPES.
@@ -139,8 +139,9 @@ def test_declaration_mistakes_are_one_clear_warning_each(legacy_site):
 
 
 def test_diagnostics_show_protocol_deprecation_and_declared_diagnostics(legacy_site):
-    proc = run_python(
-        "import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
+        "--json",
         env={"PYTHONPATH": str(legacy_site)},
     )
     report = {b["name"]: b for b in json.loads(proc.stdout)["backends"]}
@@ -148,8 +149,8 @@ def test_diagnostics_show_protocol_deprecation_and_declared_diagnostics(legacy_s
     assert report["legacy"]["library"].endswith("legacy/libtvm_runtime_testdev.so")
     assert report["declared"]["diagnostics"] == {"driver": "none needed"}
     assert "deprecation" not in report["declared"]
-    text = run_python(
-        "import sys, runpy; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+    text = run_module(
+        "tvm.backend",
         env={"PYTHONPATH": str(legacy_site)},
     ).stdout
     assert "deprecated: tvm backend hook tvm.backend.legacy is written for hook API 1.0" in text

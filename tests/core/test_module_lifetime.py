@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import tvm_ffi
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 
 from conftest import ARTIFACTS, run_python
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_python
+from conftest import run_module, run_python
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
 from plugin_site import install_plugin  # noqa: E402
@@ -122,8 +122,9 @@ def test_raising_plugin_is_one_warning_naming_entry_point_and_distribution(bad_p
 
 def test_diagnostics_list_plugins(bad_plugin_site):
     env = {"PYTHONPATH": str(bad_plugin_site)}
-    proc = run_python(
-        "import sys, runpy; sys.argv=['x','--json']; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
+        "--json",
         env=env,
     )
     report = {b["name"]: b for b in json.loads(proc.stdout)["backends"]}
@@ -132,8 +133,8 @@ def test_diagnostics_list_plugins(bad_plugin_site):
     bad = report["tvm_bad"]
     assert bad["status"] == "failed" and bad["distribution"] == "tvm-bad"
     assert "simulated plugin initialisation failure" in bad["reason"]
-    text = run_python(
-        "import sys, runpy; sys.argv=['x']; runpy.run_module('tvm.backend', run_name='__main__')",
+    text = run_module(
+        "tvm.backend",
         env=env,
     ).stdout
     assert "plugin (apache-tvm protocol): tvm_bad = tvm_bad:_autoload" in text

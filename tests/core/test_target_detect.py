@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 
 import tvm
 from conftest import run_python

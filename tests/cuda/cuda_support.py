@@ -5,30 +5,26 @@ backend_testing's artifact reader and payload writer).
 
 from __future__ import annotations
 
-import ctypes
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_testing import (  # noqa: F401  (parse_log, fnv1a: re-exported for the tests)
+from backend_testing.devices import device_or_skip  # noqa: F401
+from backend_testing.payloads import (  # noqa: F401
     EmbeddedModule,
     FunctionTablePayload,
     Kernel,
     Reader,
-    build_fake_library,
-    device_or_skip,
     embedded_module,
-    fnv1a,
     parse_function_table_payload,
-    parse_log,
     write_function_table_payload,
 )
+from fakes import fnv1a, parse_log  # noqa: F401
 
 CUDA = 2
 CUDA_HOST = 3
 HERE = Path(__file__).resolve().parent
-FAKE_DRIVER_SOURCE = HERE / "fake_driver" / "fake_cuda.c"
 
 
 def cuda_device(tvm: Any, index: int = 0) -> Any:
@@ -57,23 +53,6 @@ def has_nvrtc() -> bool:
         return True
     except RuntimeError:
         return False
-
-
-# ---------------------------------------------------------------------------- fake driver
-
-
-def build_fake_driver(out_dir: Path) -> Path:
-    """Compile tests/cuda/fake_driver/fake_cuda.c into a shared library (skip without a C compiler)."""
-    return build_fake_library(FAKE_DRIVER_SOURCE, out_dir / "libcuda_fake.so")
-
-
-def fake_driver(path: str | os.PathLike) -> ctypes.CDLL:
-    """The fake driver as loaded by the backend (same file, so the same handle and log)."""
-    lib = ctypes.CDLL(os.fspath(path))
-    lib.fake_cuda_log.restype = ctypes.c_char_p
-    lib.fake_cuda_live_allocations.restype = ctypes.c_long
-    lib.fake_cuda_expect_params.argtypes = [ctypes.c_char_p, ctypes.c_int]
-    return lib
 
 
 # ---------------------------------------------------------------------------- payloads

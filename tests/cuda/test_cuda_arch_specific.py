@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import textwrap
 
+import fakes
 import pytest
-from backend_testing import HANDLE, Kernel, device_or_skip
-from cuda_support import HERE, build_fake_driver, load_payload, nvrtc_or_skip, write_cuda_payload
+from backend_testing.devices import device_or_skip
+from backend_testing.payloads import HANDLE, Kernel
+from cuda_support import HERE, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm
 import tvm.backend.cuda as hook
@@ -106,7 +108,7 @@ def test_arch_strings(nvrtc, cache, arch, ok):
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    return str(fakes.build("cuda"))
 
 
 @pytest.mark.parametrize(("cc", "target"), [("9.0", "sm_90a"), ("8.6", "sm_86")])
@@ -124,14 +126,16 @@ def test_device_compiles_for_its_arch_specific_target(nvrtc, fake, tmp_path, cc,
         import numpy as np
         import tvm
         import tvm.backend.cuda as hook
-        from backend_testing import HANDLE, Kernel, parse_log
-        from cuda_support import fake_driver, load_payload, write_cuda_payload
-        fake = fake_driver({fake!r})
+        from backend_testing.payloads import HANDLE, Kernel
+        from fakes import parse_log
+        import fakes
+        from cuda_support import load_payload, write_cuda_payload
+        fake = fakes.FakeCuda({fake!r})
         kernel = Kernel("wgmma_fence", [HANDLE], ["threadIdx.x"])
         mod = load_payload(write_cuda_payload([kernel], {source!r}))
         out = tvm.runtime.empty((128,), "float32", tvm.cuda(0))
         mod["wgmma_fence"](out, 128)
-        loads = parse_log(fake.fake_cuda_log().decode(), "module_load")
+        loads = parse_log(fake.log(), "module_load")
         same = hook.compile_source({source!r}, {target!r}, driver_major=13)
         image = same["image"]
         h = 1469598103934665603

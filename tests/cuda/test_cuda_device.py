@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel, check_host_round_trip
+from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
 from cuda_support import cuda_device, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm
@@ -46,27 +46,6 @@ def test_detect_target(dev):
     assert target["max_threads_per_block"] == dev.max_threads_per_block
     assert target["thread_warp_size"] == 32 and target["registers_per_block"] > 0
     assert tvm.backend.detect_target_from_device(dev) == target
-
-
-def test_missing_device_index(dev):
-    assert tvm.cuda(63).exist is False
-    with pytest.raises(ValueError, match="does not exist"):
-        tvm.runtime.empty((4,), "float32", tvm.cuda(63))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "float64", "bool"])
-def test_host_round_trip(dev, dtype):
-    check_host_round_trip(tvm, dev, dtype)
-
-
-def test_device_copies_and_offsets(dev):
-    x = np.random.default_rng(0).standard_normal((64, 33)).astype("float32")
-    a = tvm.runtime.tensor(x, dev)
-    np.testing.assert_array_equal(a.copyto(dev).numpy(), x)
-    t = tvm.runtime.tensor(np.arange(100, dtype="float32"), dev)
-    view = t._create_view((10,), "float32", 40 * 4)
-    np.testing.assert_array_equal(view.numpy(), np.arange(40, 50, dtype="float32"))
-    assert tvm.runtime.empty((0,), "float32", dev).numpy().shape == (0,)
 
 
 def test_pinned_host_memory(dev):

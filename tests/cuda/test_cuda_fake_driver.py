@@ -1,4 +1,4 @@
-"""The whole CUDA backend against a fake driver (tests/cuda/fake_driver/fake_cuda.c), without a
+"""The whole CUDA backend against a fake driver (tests/fakes/fake_cuda.c), without a
 GPU: device attributes, memory and copies, streams and events, context handling, module loading
 and, above all, what reaches cuLaunchKernel (grid, block, dynamic shared memory, the packed
 parameter values, the stream) when apache-tvm 0.27 host code runs.
@@ -11,35 +11,23 @@ from __future__ import annotations
 
 import textwrap
 
+import fakes
 import pytest
-from backend_testing import assert_workspace_pool_reused, workspace_pool_script
-from cuda_support import HERE, build_fake_driver, has_nvrtc, parse_log
+from backend_testing.workspace import assert_workspace_pool_reused, workspace_pool_script
+from cuda_support import HERE, has_nvrtc, parse_log
 
-from conftest import ARTIFACTS, REPO, child_result, run_python
+from conftest import ARTIFACTS, REPO, child_result, run_module, run_python
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys, threading
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.cuda as hook
-from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
-from cuda_support import *
-fake = fake_driver(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
-def log():
-    return fake.fake_cuda_log().decode()
-def clear():
-    fake.fake_cuda_clear_log()
-def expect_params(kernel, n):
-    fake.fake_cuda_expect_params(kernel.encode(), n)
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda import *
 """
 
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    return str(fakes.build("cuda"))
 
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
@@ -104,8 +92,8 @@ def test_device_attributes(fake):
 
 
 def test_diagnostics_show_device_and_target(fake):
-    proc = run_python(
-        "import runpy; runpy.run_module('tvm.backend', run_name='__main__')",
+    proc = run_module(
+        "tvm.backend",
         env={"TVM_CUDA_DRIVER_LIBRARY": fake, "FAKE_CUDA_CC": "9.0"},
     )
     assert "Fake CUDA Device 0" in proc.stdout and "-arch=sm_90" in proc.stdout
@@ -137,7 +125,7 @@ def test_memory_and_copies(fake):
         fake,
         """
         dev = tvm.cuda(0)
-        base = fake.fake_cuda_live_allocations()
+        base = fake.live_allocations()
         ok = {}
         for dtype in ["float32", "float16", "int8", "int64", "float64", "bool"]:
             x = (np.arange(1000) % 7 - 3).astype(dtype)
@@ -159,7 +147,7 @@ def test_memory_and_copies(fake):
         ok["pinned"] = on_gpu.numpy().tolist() == list(range(16))
         del a, b, t, view, pinned, on_gpu
         gc.collect()
-        result(ok=ok, leaked=fake.fake_cuda_live_allocations() - base, log=log())
+        result(ok=ok, leaked=fake.live_allocations() - base, log=log())
         """,
     )
     assert all(r["ok"].values()), r["ok"]

@@ -1,6 +1,6 @@
 """The fake CUDA driver is as strict as the real one where it matters, and the runtime copes.
 
-Each check of tests/cuda/fake_driver/fake_cuda.c that refuses a call is made to fire here
+Each check of tests/fakes/fake_cuda.c that refuses a call is made to fire here
 (a meta-test of the fake): through the runtime where a user could cause it, with the error
 reaching Python with the driver's error name and what was being done; directly through ctypes
 where the runtime (correctly) never does it.  Every refusal also logs
@@ -16,9 +16,9 @@ from __future__ import annotations
 import struct
 import textwrap
 
+import fakes
 import pytest
-from backend_testing import parse_log
-from cuda_support import build_fake_driver
+from fakes import parse_log
 
 # The fresh-interpreter runner of the fake driver tests.
 from test_cuda_fake_driver import run_fake, with_ptx_kernels
@@ -26,7 +26,7 @@ from test_cuda_fake_driver import run_fake, with_ptx_kernels
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda-strict")))
+    return str(fakes.build("cuda"))
 
 
 # ------------------------------------------------------------------------ helpers

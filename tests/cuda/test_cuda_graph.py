@@ -11,17 +11,13 @@ entry points gives a clear error.  On a GPU: the models match numpy, call after 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import textwrap
 
+import fakes
 import numpy as np
 import pytest
 from cuda_support import (
-    FAKE_DRIVER_SOURCE,
     HERE,
-    build_fake_driver,
     cuda_device,
     has_nvrtc,
     nvrtc_or_skip,
@@ -36,20 +32,13 @@ MANIFEST = json.loads((GRAPH_DIR / "manifest.json").read_text())
 CASES = {c["name"]: c for c in MANIFEST["cases"]}
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm
-import tvm.backend.cuda as hook
-from cuda_support import fake_driver
-fake = fake_driver(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
+from children.on_fake_cuda import *
 fake.fake_cuda_live_graph_execs.restype = ctypes.c_long
 ARTIFACTS = {str(ARTIFACTS)!r}
 CASES = {{c["name"]: c for c in json.load(open({str(GRAPH_DIR / "manifest.json")!r}))["cases"]}}
 dev = tvm.cuda(0)
-
-def log():
-    return fake.fake_cuda_log().decode()
 
 def load_vm(name):
     # Every kernel's parameters are recorded (their values are the buffer pointers).
@@ -60,7 +49,7 @@ def load_vm(name):
         stack.extend(m.imports)
         if m.kind == "cuda":
             for kernel, k in hook.describe_module(m)["kernels"].items():
-                fake.fake_cuda_expect_params(kernel.encode(), len(k["arg_types"]))
+                expect_params(kernel, len(k["arg_types"]))
     return tvm.runtime.vm.VirtualMachine(mod, dev)
 
 def inputs(name, i):
@@ -72,20 +61,17 @@ def calls(vm, name, order):
     # The driver log of each call, in order.
     logs = []
     for i in order:
-        fake.fake_cuda_clear_log()
+        fake.clear_log()
         vm["main"](*inputs(name, i))
         dev.sync()
         logs.append(log())
     return logs
-
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
 """
 
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    return str(fakes.build("cuda"))
 
 
 def run_fake(fake: str, body: str) -> dict:
@@ -167,7 +153,7 @@ def test_static_model_captures_once_then_replays(fake):
             dev.set_raw_stream(stream)
             logs += calls(vm, "mlp_graph", [1])
             dev.set_raw_stream(0)
-            fake.fake_cuda_clear_log()
+            fake.clear_log()
             del vm
             gc.collect()
         except RuntimeError as err:
@@ -208,7 +194,7 @@ def test_symbolic_batch_captures_per_shape(fake):
             # Another VM of the same executable keeps graphs of its own.
             other = load_vm("mlp_graph_dyn")
             other_logs = calls(other, "mlp_graph_dyn", [0])
-            fake.fake_cuda_clear_log()
+            fake.clear_log()
             del vm, other
             gc.collect()
         except RuntimeError as err:
@@ -234,16 +220,8 @@ def test_symbolic_batch_captures_per_shape(fake):
     )
 
 
-def test_driver_without_graph_entry_points(tmp_path):
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler to build the fake driver")
-    old = tmp_path / "libcuda_old.so"
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-DFAKE_CUDA_NO_GRAPHS", "-o", str(old), str(FAKE_DRIVER_SOURCE)],
-        check=True,
-        capture_output=True,
-    )
+def test_driver_without_graph_entry_points():
+    old = fakes.build("cuda", defines=("FAKE_CUDA_NO_GRAPHS",), filename="libcuda_old.so")
     r = run_fake(
         str(old),
         """

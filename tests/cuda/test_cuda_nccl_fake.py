@@ -1,13 +1,11 @@
 """Disco's nccl collectives (runtime.disco.nccl.* in tvm-runtime-cuda) without a GPU: the fake
-CUDA driver for the devices, the fake NCCL (tests/fake_drivers/fake_nccl.c) for the library.
+CUDA driver for the devices, the fake NCCL (tests/fakes/fake_nccl.c) for the library.
 See tests/nccl_fake_support.py for what is checked."""
 
 from __future__ import annotations
 
 import pytest
-from cuda_support import build_fake_driver
 from nccl_fake_support import (
-    build_fake_nccl,
     check_fake_collectives,
     fake_env,
     init_error,
@@ -19,37 +17,25 @@ import tvm.backend.cuda as hook
 CUDA = 2
 
 
-@pytest.fixture(scope="module")
-def fakes(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fake-nccl")
-    return str(build_fake_driver(d)), str(build_fake_nccl(d, "libnccl_fake.so.2"))
-
-
-def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:
-    return fake_env(
-        *fakes, "TVM_CUDA_DRIVER_LIBRARY", "TVM_NCCL_LIBRARY", "FAKE_CUDA_DEVICES", devices, **extra
-    )
-
-
 @pytest.mark.parametrize(("n", "groups"), [(2, 1), (4, 2)])
-def test_collectives_through_nccl(fakes, n, groups):
-    r = run_fake_collectives("nccl", n, groups, env_for(fakes, n))
+def test_collectives_through_nccl(n, groups):
+    r = run_fake_collectives("nccl", n, groups, fake_env("nccl", n))
     check_fake_collectives(r, n, groups, CUDA)
 
 
-def test_missing_nccl_names_the_wheel(fakes):
-    out = init_error("nccl", env_for(fakes, 2, TVM_NCCL_LIBRARY="/nonexistent/libnccl.so.2"))
+def test_missing_nccl_names_the_wheel():
+    out = init_error("nccl", fake_env("nccl", 2, TVM_NCCL_LIBRARY="/nonexistent/libnccl.so.2"))
     assert "ERROR RuntimeError" in out and "NCCL (libnccl.so.2) could not be opened" in out, out
     assert 'pip install "tvm-runtime-cuda[nccl]"' in out, out
 
 
-def test_nccl_failure_ends_the_session(fakes):
-    out = init_error("nccl", env_for(fakes, 2, FAKE_NCCL_FAIL_INIT="5"))
+def test_nccl_failure_ends_the_session():
+    out = init_error("nccl", fake_env("nccl", 2, FAKE_NCCL_FAIL_INIT="5"))
     assert "ERROR DiscoError Disco worker" in out and "ncclCommInitRank failed: invalid usage" in out, out
 
 
-def test_init_needs_a_device_per_worker(fakes):
-    out = init_error("nccl", env_for(fakes, 2), device_ids="0")
+def test_init_needs_a_device_per_worker():
+    out = init_error("nccl", fake_env("nccl", 2), device_ids="0")
     assert "needs a device id for each of the 2 workers of a node" in out, out
 
 

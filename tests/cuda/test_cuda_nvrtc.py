@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from backend_testing import elf_section_names
+from backend_testing.elf import elf_section_names
 from cache_testing import encode_entry, entries, file_name, parse_entry, with_field
 from cuda_support import cuda_payload_of, nvrtc_or_skip, parse_cuda_payload
 

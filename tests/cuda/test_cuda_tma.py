@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
-import shutil
-import subprocess
 import textwrap
 
+import fakes
 import numpy as np
 import pytest
 import tvm_ffi
 from cuda_support import (
-    FAKE_DRIVER_SOURCE,
     HERE,
-    build_fake_driver,
     cuda_device,
     has_nvrtc,
     nvrtc_or_skip,
@@ -42,16 +38,9 @@ CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
 FAKE_MAP_MAGIC = "50414d54454b4146"  # word 0 of the fake driver's maps ("FAKETMAP")
 
 PRELUDE = f"""
-import ctypes, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-from cuda_support import fake_driver
-fake = fake_driver(os.environ["TVM_CUDA_DRIVER_LIBRARY"])
-def log():
-    return fake.fake_cuda_log().decode()
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
+from children.on_fake_cuda import *
 encode = tvm_ffi.get_global_func({GLOBAL!r})
 tensor_map = (ctypes.c_uint64 * 24)()  # 192 bytes: room for a 64-byte aligned 128-byte map
 map_ptr = (ctypes.addressof(tensor_map) + 63) // 64 * 64
@@ -67,19 +56,13 @@ def run_fake(fake: str, body: str, **env: str) -> dict:
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda-tma")))
+    return str(fakes.build("cuda"))
 
 
 @pytest.fixture(scope="module")
-def fake_without_tma(tmp_path_factory):
+def fake_without_tma():
     """The fake driver built without cuTensorMapEncodeTiled, as a pre-CUDA-12 libcuda."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler to build fake_cuda.c")
-    out = tmp_path_factory.mktemp("fake-cuda-old") / "libcuda_old.so"
-    cmd = [cc, "-shared", "-fPIC", "-O1", "-DFAKE_CUDA_NO_TENSOR_MAP", "-o", str(out)]
-    subprocess.run([*cmd, str(FAKE_DRIVER_SOURCE)], check=True, capture_output=True)
-    return str(out)
+    return str(fakes.build("cuda", defines=("FAKE_CUDA_NO_TENSOR_MAP",), filename="libcuda_old.so"))
 
 
 # ------------------------------------------------------------------ the fixture on the fake driver
@@ -91,7 +74,7 @@ dev = tvm.cuda(0)
 a = tvm.runtime.tensor(data["A"], dev)
 b = tvm.runtime.empty(data["B"].shape, "float32", dev)
 fake.fake_cuda_expect_params(b"{MANIFEST["kernel"]}", 2)
-fake.fake_cuda_clear_log()
+fake.clear_log()
 try:
     mod["{MANIFEST["function"]}"](a, b)
     mod["{MANIFEST["function"]}"](a, b)

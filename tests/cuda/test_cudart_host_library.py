@@ -2,7 +2,7 @@
 load with the runtime from the nvidia-cuda-runtime wheel: the core's dlopen fails for want of
 the soname, asks tvm-runtime-cuda's provider (runtime.library_provider.libcudart, c_api.h 4a),
 which finds the wheel's file through the hook's locator and loads it, and opens the artifact
-again.  Without a GPU: the fake driver, a fake libcudart (tests/cuda/fake_driver/fake_cudart.c)
+again.  Without a GPU: the fake driver, a fake libcudart (tests/fakes/fake_cudart.c)
 laid out like the wheel, and a host library (cudart_host_library.c) built against it here."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import fakes
 import pytest
-from cuda_support import HERE, build_fake_driver
+from cuda_support import HERE
 
 from conftest import child_result, pythonpath, run_python
 
@@ -34,21 +35,9 @@ def built(tmp_path_factory):
     wheel_lib = out / "site" / "nvidia" / "cuda_runtime" / "lib"  # nvidia-cuda-runtime-cu12's layout
     wheel_lib.mkdir(parents=True)
     cc = _cc()
+    # The wheel's file, with the soname the host library records as DT_NEEDED.
     fake = wheel_lib / "libcudart.so.12"
-    subprocess.run(
-        [
-            cc,
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-Wl,-soname,libcudart.so.12",
-            "-o",
-            str(fake),
-            str(HERE / "fake_driver" / "fake_cudart.c"),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    shutil.copy(fakes.build("cudart"), fake)
     host = out / "cutlass_like_host.so"
     subprocess.run(
         [
@@ -67,7 +56,7 @@ def built(tmp_path_factory):
         capture_output=True,
     )
     return {
-        "driver": str(build_fake_driver(out)),
+        "driver": str(fakes.build("cuda")),
         "site": str(out / "site"),
         "fake": str(fake),
         "host": str(host),

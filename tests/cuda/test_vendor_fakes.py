@@ -1,4 +1,4 @@
-"""The fake cuBLASLt and cuDNN (tests/cuda/fake_driver/fake_{cublaslt,cudnn}.c) really check
+"""The fake cuBLASLt and cuDNN (tests/fakes/fake_{cublaslt,cudnn}.c) really check
 what tests/byoc relies on them to check: called directly, a wrong layout, a destroyed or foreign
 descriptor, a missing workspace or an algorithm that the heuristic never offered is rejected
 and logged, and a valid call computes the right numbers."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ctypes
 
+import fakes
 import numpy as np
 import pytest
-from cuda_support import HERE, build_fake_library
 
 P = ctypes.c_void_p
 INVALID, CUDNN_BAD_PARAM = 7, 2000
@@ -26,15 +26,8 @@ class HeuristicResult(ctypes.Structure):
 
 
 @pytest.fixture(scope="module")
-def lt(tmp_path_factory):
-    lib = ctypes.CDLL(
-        str(
-            build_fake_library(
-                HERE / "fake_driver" / "fake_cublaslt.c", tmp_path_factory.mktemp("lt") / "libfake_lt.so"
-            )
-        )
-    )
-    lib.fake_cublaslt_log.restype = ctypes.c_char_p
+def lt():
+    lib = fakes.FakeCublasLt(fakes.build("cublaslt"))
     lib.cublasLtMatrixLayoutCreate.argtypes = [
         ctypes.POINTER(P),
         ctypes.c_int,
@@ -108,7 +101,7 @@ def test_fake_cublaslt_computes_a_valid_gemm(lt):
     other = new(lt.cublasLtMatmulDescCreate, 68, 0)
     args[1], args[14] = other, 1 << 20
     assert lt.cublasLtMatmul(*args) == INVALID
-    text = lt.fake_cublaslt_log().decode()
+    text = lt.log()
     assert "the workspace is smaller than the algorithm's" in text
     assert "the algorithm is not from the heuristic for desc" in text
 
@@ -121,15 +114,13 @@ def test_fake_cublaslt_rejects_inconsistent_or_dead_objects(lt):
     assert heuristic(lt, h, d, a, b, c, pref)[0] == INVALID  # a destroyed layout
     assert heuristic(lt, h, pref, b, b, c, pref)[0] == INVALID  # a preference as the descriptor
     assert lt.cublasLtMatrixLayoutDestroy(a) == INVALID  # twice
-    text = lt.fake_cublaslt_log().decode()
+    text = lt.log()
     assert "op(A) x op(B) does not have the shape of D" in text and "a layout is not live" in text
 
 
-def test_fake_cudnn_rejects_what_cudnn_would(tmp_path):
-    lib = ctypes.CDLL(
-        str(build_fake_library(HERE / "fake_driver" / "fake_cudnn.c", tmp_path / "libfake_dnn.so"))
-    )
-    lib.fake_cudnn_log.restype = ctypes.c_char_p
+def test_fake_cudnn_rejects_what_cudnn_would():
+    lib = fakes.FakeCudnn(fakes.build("cudnn"))
+    lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
     h, x, w, y = (
         new(lib.cudnnCreate),
         new(lib.cudnnCreateTensorDescriptor),
@@ -175,20 +166,18 @@ def test_fake_cudnn_rejects_what_cudnn_would(tmp_path):
     assert run(7, ws, 4096) == CUDNN_BAD_PARAM  # an algorithm never offered
     assert run(2, ws, 4096) == 0
     np.testing.assert_array_equal(ys, np.full((1, 3, 3, 3), 18.0))
-    text = lib.fake_cudnn_log().decode()
+    text = lib.log()
     for why in ("wrong output size", "no stream was set", "workspace too small", "never offered"):
         assert why in text
 
 
-def test_fake_cudnn_math_types_and_tf32(tmp_path):
+def test_fake_cudnn_math_types_and_tf32():
     """The fake cuDNN's math types as cuDNN 9 has them: a bad value is rejected; the heuristic
     answers per descriptor math type (a TF32 kernel ranked first under tensor-op math, FMA only
     under FMA math), and a float32 convolution run with tensor-op math computes on TF32-rounded
     operands (1 + 2^-12 rounds to 1), with FMA math exactly."""
-    lib = ctypes.CDLL(
-        str(build_fake_library(HERE / "fake_driver" / "fake_cudnn.c", tmp_path / "libfake_dnn.so"))
-    )
-    lib.fake_cudnn_log.restype = ctypes.c_char_p
+    lib = fakes.FakeCudnn(fakes.build("cudnn"))
+    lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
     h, x, w, y = (
         new(lib.cudnnCreate),
         new(lib.cudnnCreateTensorDescriptor),
@@ -236,9 +225,7 @@ def test_fake_cudnn_math_types_and_tf32(tmp_path):
 
     assert run(1) == 1.0  # TF32: the operand lost its 12th bit
     assert run(3) == np.float32(1 + 2.0**-12)  # FMA: plain fp32
-    runs = [
-        ln for ln in lib.fake_cudnn_log().decode().splitlines() if ln.startswith("cudnnConvolutionForward")
-    ]
+    runs = [ln for ln in lib.log().splitlines() if ln.startswith("cudnnConvolutionForward")]
     assert ["tf32=1" in runs[0], "tf32=0" in runs[1]] == [True, True], runs
 
 
@@ -249,7 +236,7 @@ def test_fake_cublaslt_fast_tf32_takes_float32_only_and_rounds(lt):
     half_a = new(lt.cublasLtMatrixLayoutCreate, 2, 2, 4, 2)
     half_b = new(lt.cublasLtMatrixLayoutCreate, 2, 4, 3, 4)
     assert heuristic(lt, h, tf32, half_a, half_b, c, pref)[0] == INVALID
-    assert "the FAST_TF32 compute type takes float32 A/B" in lt.fake_cublaslt_log().decode()
+    assert "the FAST_TF32 compute type takes float32 A/B" in lt.log()
     rc, algo, n = heuristic(lt, h, tf32, a, b, c, pref)
     assert rc == 0 and n == 1
     av = np.full((4, 2), 1 + 2.0**-12, "float32")  # column-major 2x4, every element 1 + 2^-12
@@ -260,4 +247,4 @@ def test_fake_cublaslt_fast_tf32_takes_float32_only_and_rounds(lt):
     args += [ctypes.byref(zero), dv.ctypes.data_as(P), c, dv.ctypes.data_as(P), c, ctypes.byref(algo.algo)]
     assert lt.cublasLtMatmul(*args, ctypes.cast(ws, P), 32 << 20, None) == 0
     np.testing.assert_array_equal(dv, np.full((3, 2), 4.0))  # TF32 operands: 4 x 1, not 4 x (1 + 2^-12)
-    assert "tf32=1" in lt.fake_cublaslt_log().decode().splitlines()[-1]
+    assert "tf32=1" in lt.log().splitlines()[-1]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 from extra_support import CONTRIB, MANIFEST, bench, model_cases, sorted_along, topk_reference
 
 import tvm

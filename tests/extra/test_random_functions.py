@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 from extra_support import CONTRIB, MANIFEST
 
 import tvm

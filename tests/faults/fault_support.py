@@ -1,5 +1,5 @@
-"""What the fault-injection tests share: a fresh-interpreter probe that reports as JSON, the
-fake OpenCL library, and the check that the rest of the runtime still works after a fault.
+"""What the fault-injection tests share: a fresh-interpreter probe that reports as JSON and the
+check that the rest of the runtime still works after a fault (the fake libraries: tests/fakes).
 
 A fault is injected in a fresh interpreter (vendor libraries are opened once per process), and
 every probe ends with the same question: does a tensor allocated before the fault still hold
@@ -14,12 +14,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from backend_testing import build_fake_library, device_or_skip
+from backend_testing.devices import device_or_skip
 
 from conftest import ARTIFACTS, REPO, run_python
 
 HERE = Path(__file__).resolve().parent
-FAKE_OPENCL_SOURCE = HERE / "fake_opencl" / "fake_opencl.c"
 CUDA_TESTS = REPO / "tests" / "cuda"
 
 # The `add` artifact (c = a + b, 1024 float32) of each device kind, built by apache-tvm 0.27
@@ -92,20 +91,10 @@ def probe(body: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     return json.loads(lines[-1][len("RESULT:") :])
 
 
-def build_fake_opencl(out_dir: Path) -> Path:
-    """tests/faults/fake_opencl/fake_opencl.c as a shared library (see its header)."""
-    return build_fake_library(FAKE_OPENCL_SOURCE, out_dir / "libOpenCL_fake.so")
-
-
 def cuda_support() -> Any:
-    """tests/cuda/cuda_support.py: the fake CUDA driver and NVRTC helpers, reused as they are."""
+    """tests/cuda/cuda_support.py: the NVRTC helpers, reused as they are."""
     if str(CUDA_TESTS) not in sys.path:
         sys.path.insert(0, str(CUDA_TESTS))
     import cuda_support
 
     return cuda_support
-
-
-def build_fake_cuda(out_dir: Path) -> Path:
-    """The CUDA tests' fake driver (tests/cuda/fake_driver), built by their own helper."""
-    return cuda_support().build_fake_driver(out_dir)

@@ -10,9 +10,10 @@ driver rejects is tests/vulkan/test_vulkan_failures.py.)
 
 from __future__ import annotations
 
+import fakes
 import numpy as np
 import pytest
-from fault_support import ADD_ARTIFACT, build_fake_cuda, cuda_support, device, probe
+from fault_support import ADD_ARTIFACT, cuda_support, device, probe
 
 import tvm
 
@@ -47,7 +48,7 @@ def test_opencl_artifact_whose_kernel_fails_to_build(tmp_path):
 
 def test_cuda_artifact_whose_source_nvrtc_rejects(tmp_path):
     cuda_support().nvrtc_or_skip()  # CI installs NVRTC from pip and requires it
-    fake = str(build_fake_cuda(tmp_path))
+    fake = str(fakes.build("cuda"))
     r = probe(
         f"""
         dev = tvm.cuda(0)

@@ -8,9 +8,10 @@ OpenCL and CUDA drivers refuse an allocation the way a full GPU does
 
 from __future__ import annotations
 
+import fakes
 import numpy as np
 import pytest
-from fault_support import ADD_ARTIFACT, build_fake_cuda, build_fake_opencl, device, probe
+from fault_support import ADD_ARTIFACT, device, probe
 
 import tvm
 
@@ -67,7 +68,7 @@ def test_repeated_failures_leave_nothing_behind():
 
 
 def test_opencl_driver_out_of_memory(tmp_path):
-    fake = str(build_fake_opencl(tmp_path))
+    fake = str(fakes.build("opencl"))
     r = probe(
         """
         dev = tvm.opencl(0)
@@ -91,7 +92,7 @@ def test_opencl_driver_out_of_memory(tmp_path):
 
 
 def test_cuda_driver_out_of_memory(tmp_path):
-    fake = str(build_fake_cuda(tmp_path))
+    fake = str(fakes.build("cuda"))
     r = probe(
         """
         import ctypes, gc, os

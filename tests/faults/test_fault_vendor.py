@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 
+import fakes
 import pytest
-from fault_support import build_fake_cuda, build_fake_opencl, probe
+from fault_support import probe
 
 import tvm
 
@@ -49,7 +50,7 @@ def broken(kind: str, device_type: int, env: dict[str, str]) -> dict:
 
 @pytest.fixture(scope="module")
 def fake_opencl(tmp_path_factory):
-    return str(build_fake_opencl(tmp_path_factory.mktemp("fake-opencl")))
+    return str(fakes.build("opencl"))
 
 
 # ------------------------------------------------------------------------------------ OpenCL
@@ -136,7 +137,7 @@ def test_vulkan_icd_that_is_broken(tmp_path, content, expected):
 
 def test_every_vendor_broken_at_once(tmp_path, fake_opencl):
     """No usable driver anywhere: the CPU runtime works as if no backend were installed."""
-    cuda_driver = str(build_fake_cuda(tmp_path))
+    cuda_driver = str(fakes.build("cuda"))
     env = {
         "TVM_OPENCL_LIBRARY": fake_opencl,
         "FAKE_CL_FAIL": "clGetPlatformIDs",

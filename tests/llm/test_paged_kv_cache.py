@@ -152,7 +152,7 @@ def test_query_positions_and_clear(cpu_lib):
 
 
 def test_opencl_generation_matches_cpu_tokens(tmp_path):
-    from backend_testing import device_or_skip
+    from backend_testing.devices import device_or_skip
 
     dev = device_or_skip(tvm, tvm.opencl(0), 4, "OpenCL")
     eng = engine(library_path("opencl", tmp_path), dev)
@@ -171,7 +171,7 @@ def test_opencl_generation_matches_cpu_tokens(tmp_path):
 def test_greedy_with_weights_from_a_tensor_cache(target, tmp_path):
     """Weights read by vm.builtin.tensor_cache.load from the cache apache-tvm 0.27's tooling
     (tvm.contrib.tvmjs.dump_tensor_cache) wrote for this model: tests/artifacts/tensor_cache."""
-    from backend_testing import device_or_skip
+    from backend_testing.devices import device_or_skip
     from llm_support import LLM_DIR
 
     dev = tvm.cpu() if target == "cpu" else device_or_skip(tvm, tvm.opencl(0), 4, "OpenCL")

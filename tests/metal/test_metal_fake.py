@@ -1,5 +1,5 @@
 """The Metal backend on Linux, against the fake Objective-C runtime and fake Metal of
-fake_driver/: real apache-tvm 0.27 `metal` fixtures, the messages the backend sends, the
+tests/fakes/: real apache-tvm 0.27 `metal` fixtures, the messages the backend sends, the
 results of the fake's CPU references and the error paths.  Each check runs in a fresh
 interpreter, since libobjc and Metal are opened once per process."""
 
@@ -13,12 +13,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from metal_fakes import build_metal_fakes, link_commands, run_commands
+from fakes import commands, metal_environment, run_commands
 
 from conftest import ARTIFACTS, run_python
 
 HERE = Path(__file__).resolve().parent
-FAKES = HERE / "fake_driver"
 
 PRELUDE = r"""
 import ctypes, json, numpy as np, tvm
@@ -47,8 +46,8 @@ def log():
 
 
 @pytest.fixture(scope="module")
-def fakes(tmp_path_factory) -> dict[str, str]:
-    return build_metal_fakes(tmp_path_factory.mktemp("fake_metal"))
+def fakes() -> dict[str, str]:
+    return metal_environment()
 
 
 def run_metal(fakes: dict[str, str], body: str, **extra: str) -> dict:
@@ -69,7 +68,7 @@ m = tvm.runtime.load_module(ART + "/metal/add.so")
 d = np.load(ART + "/metal/add.npz")
 a, b = tvm.runtime.tensor(d["a"], dev), tvm.runtime.tensor(d["b"], dev)
 c = tvm.runtime.empty((1024,), "float32", dev)
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 m["add"](a, b, c)
 np.testing.assert_allclose(c.numpy(), d["c"], rtol=1e-6)
 print(json.dumps({"log": log(), "name": dev.device_name, "threads": dev.max_threads_per_block,
@@ -108,7 +107,7 @@ dev = tvm.metal(0)
 m = tvm.runtime.load_module(ART + "/metal/scale64.so")
 d = np.load(ART + "/metal/scale64.npz")
 a = tvm.runtime.tensor(d["a"], dev); out = tvm.runtime.empty((300,), "float32", dev)
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 m["scale64"](a, -2.5, 7, out)
 np.testing.assert_allclose(out.numpy(), d["b"], rtol=1e-6)
 print(json.dumps({"log": log(), "seen": seen}))
@@ -158,10 +157,10 @@ def test_fakes_link_with_ld64_for_the_macos_job(tmp_path):
         spec = importlib.util.find_spec("ziglang")
         assert spec is not None and spec.origin is not None, "the tests need ziglang (ci/toolchain/pins.toml)"
         cc = [str(Path(spec.origin).parent / "zig"), "cc", "-target", "aarch64-macos"]
-    commands = link_commands(cc, tmp_path, system="Darwin")
-    flat = " ".join(" ".join(c) for c in commands)
+    cmds = commands("metal", cc, tmp_path, system="Darwin")
+    flat = " ".join(" ".join(c) for c in cmds)
     assert "-soname" not in flat and "-l:" not in flat and "-rpath" not in flat, flat
-    run_commands(commands)
+    run_commands(cmds)
     objc, metal = tmp_path / "libfake_objc.so", tmp_path / "libfake_metal.so"
     for lib in (objc, metal):
         assert lib.read_bytes()[:4] == b"\xcf\xfa\xed\xfe", lib  # MH_MAGIC_64: a Mach-O dylib

@@ -1,5 +1,5 @@
 """Every apache-tvm 0.27 `metal` fixture of tests/artifacts/metal/manifest.json on the fake
-Objective-C runtime and fake Metal (fake_driver/), checked against what the artifact itself says:
+Objective-C runtime and fake Metal (tests/fakes/), checked against what the artifact itself says:
 the kernels of its function table, the `[[buffer(k)]]` indices of its MSL, the scalar arguments
 packed into the POD struct, the launch sizes that cover the outputs, and the results of the fake's
 CPU references against the npz expected outputs.  Plus the backend's other entry points (timer,
@@ -15,22 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_testing import Reader, embedded_module, run_diagnostics
-from metal_fakes import build_metal_fakes
+from backend_testing.no_driver import run_diagnostics
+from backend_testing.payloads import Reader, embedded_module
+from fakes import metal_environment
 
 from conftest import ARTIFACTS, run_python
 
 HERE = Path(__file__).resolve().parent
-FAKES = HERE / "fake_driver"
 METAL_MANIFEST = json.loads((ARTIFACTS / "metal" / "manifest.json").read_text())
 CASES = METAL_MANIFEST["cases"]
 HANDLE = (3, 64, 1)
 
 
 @pytest.fixture(scope="module")
-def metal_env(tmp_path_factory) -> dict[str, str]:
-    """The fakes (metal_fakes.py) and the env vars that point the backend at them."""
-    return build_metal_fakes(tmp_path_factory.mktemp("fake_metal_fixtures"))
+def metal_env() -> dict[str, str]:
+    """The env vars that point the backend at the fakes (tests/fakes)."""
+    return metal_environment()
 
 
 # ------------------------------------------------------------------------ the artifacts' own facts
@@ -160,7 +160,7 @@ def run_call(case, call, dev):
             outs.append((a["key"], t))
         else:
             args.append(a["value"])
-    F.fake_metal_log_clear()
+    F.fake_metal_clear_log()
     mod[case["function"]](*args)
     got = {k: t.numpy() for k, t in outs}  # the copy back synchronizes the stream
     for k, v in got.items():
@@ -321,20 +321,20 @@ c = tvm.runtime.empty((1024,), "float32", dev)
 reset = tvm.get_global_func("metal.ResetProfileCounters")
 get = tvm.get_global_func("metal.GetProfileCounters")
 reset(0)
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 t = mod.time_evaluator("add", dev, number=3, repeat=2)(a, b, c)
 timed = len([l for l in log() if l.startswith("dispatchThreadgroups")])
 counters = {k: int(v) for k, v in get(0).items()}
 np.testing.assert_allclose(c.numpy(), d["c"], rtol=1e-6)
 # a device-to-device copy is a blit on the stream, ordered after the kernels
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 e = tvm.runtime.empty((1024,), "float32", dev)
 c.copyto(e)
 blit = [l for l in log() if l.startswith("copyFromBuffer")]
 np.testing.assert_array_equal(e.numpy(), d["c"])
 # a second stream (command queue) set as current: the launch is committed to its queue
 default_queues = {l.split("queue=")[1].split()[0] for l in log() if l.startswith("commandBuffer")}
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 s = dev.create_raw_stream()
 new_queue = [l.split("queue=")[1].split()[0] for l in log() if l.startswith("newCommandQueue")]
 dev.set_raw_stream(s)
@@ -488,7 +488,7 @@ m = create({{k: v.encode("latin1") for k, v in {code!r}.items()}}, {fmt!r}, {fma
 d = np.load(ART + "/metal/add.npz")
 a, b = tvm.runtime.tensor(d["a"], dev), tvm.runtime.tensor(d["b"], dev)
 c = tvm.runtime.empty((1024,), "float32", dev)
-F.fake_metal_log_clear()
+F.fake_metal_clear_log()
 m["add_kernel"](a, b, c, 16, 64)
 np.testing.assert_allclose(c.numpy(), d["c"], rtol=1e-6)
 print(json.dumps({{"log": log(), "source": "kernel void add_kernel" in m.inspect_source()}}))

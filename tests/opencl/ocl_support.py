@@ -5,13 +5,8 @@ used to take real payloads apart and to craft broken ones.
 
 from __future__ import annotations
 
-from backend_testing import (
-    EmbeddedModule,
-    Kernel,
-    device_or_skip,
-    embedded_module,
-    write_function_table_payload,
-)
+from backend_testing.devices import device_or_skip
+from backend_testing.payloads import EmbeddedModule, Kernel, embedded_module, write_function_table_payload
 
 OPENCL = 4
 

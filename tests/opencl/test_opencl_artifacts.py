@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backend_testing import (
+from backend_testing.runners import (
     check_concurrent_matmul,
     check_outputs,
     check_relax_case,

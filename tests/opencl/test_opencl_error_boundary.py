@@ -9,7 +9,7 @@ import traceback
 import numpy as np
 import pytest
 import tvm_ffi
-from backend_testing import FLOAT32, HANDLE, INT32, Kernel
+from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel
 from ocl_support import opencl_device, write_opencl_payload
 
 import tvm

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm_ffi
-from backend_testing import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
+from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
 from ocl_support import opencl_device, write_opencl_payload
 
 import tvm

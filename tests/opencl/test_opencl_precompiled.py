@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 import tvm_ffi
-from backend_testing import parse_function_table_payload
+from backend_testing.payloads import parse_function_table_payload
 from ocl_support import opencl_device, opencl_payload_of
 
 import tvm

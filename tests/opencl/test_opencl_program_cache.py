@@ -12,7 +12,7 @@ import os
 import time
 
 import pytest
-from backend_testing import parse_function_table_payload
+from backend_testing.payloads import parse_function_table_payload
 from cache_testing import (
     WarmCache,
     encode_entry,

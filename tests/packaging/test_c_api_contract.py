@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import tvm_ffi
-from backend_testing import exported_symbols
+from backend_testing.elf import exported_symbols
 
 from conftest import REPO
 

@@ -5,29 +5,21 @@ the decoding of the packed argument buffers the fake records.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import struct
 from pathlib import Path
 from typing import Any
 
-from backend_testing import (  # noqa: F401  (re-exported for the tests and their subprocesses)
-    FunctionTablePayload,
-    build_fake_library,
-    device_or_skip,
-    embedded_module,
-    fnv1a,
-    parse_function_table_payload,
-    parse_log,
-)
+from backend_testing.devices import device_or_skip  # noqa: F401
+from backend_testing.payloads import FunctionTablePayload, embedded_module, parse_function_table_payload  # noqa: F401
+from fakes import fnv1a, parse_log  # noqa: F401
 
 from conftest import ARTIFACTS
 
 ROCM = 10
 ROCM_HOST = 11
 HERE = Path(__file__).resolve().parent
-FAKE_HIP_SOURCE = HERE / "fake_driver" / "fake_hip.c"
 ROCM_MANIFEST = json.loads((ARTIFACTS / "rocm" / "manifest.json").read_text())
 
 
@@ -67,22 +59,6 @@ def artifact(name: str) -> str:
 def hip_payload_of(path: str | os.PathLike) -> FunctionTablePayload:
     """The ``hip`` module payload of an artifact (a Relax model's is under its VM executable)."""
     return parse_function_table_payload(embedded_module(path, "hip").payload)
-
-
-# ---------------------------------------------------------------------------- fake HIP runtime
-
-
-def build_fake_hip(out_dir: Path) -> Path:
-    """Compile tests/rocm/fake_driver/fake_hip.c (skips without a C compiler)."""
-    return build_fake_library(FAKE_HIP_SOURCE, out_dir / "libamdhip64_fake.so")
-
-
-def fake_hip(path: str | os.PathLike) -> ctypes.CDLL:
-    """The fake as loaded by the backend (same file, so the same handle and log)."""
-    lib = ctypes.CDLL(os.fspath(path))
-    lib.fake_hip_log.restype = ctypes.c_char_p
-    lib.fake_hip_live_allocations.restype = ctypes.c_long
-    return lib
 
 
 # ---------------------------------------------------------------------------- argument buffers

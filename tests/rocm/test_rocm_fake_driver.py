@@ -1,4 +1,4 @@
-"""The whole ROCm backend against a fake HIP runtime (tests/rocm/fake_driver/fake_hip.c),
+"""The whole ROCm backend against a fake HIP runtime (tests/fakes/fake_hip.c),
 without a GPU: device attributes and the target config, memory and copies, streams and events,
 the architecture check, module loading and, above all, what reaches hipModuleLaunchKernel
 (grid, block, dynamic shared memory, the packed argument buffer, the stream) when the host code
@@ -14,12 +14,13 @@ import math
 import struct
 import textwrap
 
+import fakes
 import pytest
-from backend_testing import assert_workspace_pool_reused, run_diagnostics, workspace_pool_script
+from backend_testing.no_driver import run_diagnostics
+from backend_testing.workspace import assert_workspace_pool_reused, workspace_pool_script
 from rocm_support import (
     ARCHS,
     HERE,
-    build_fake_hip,
     fake_arch_env,
     fnv1a,
     hip_payload_of,
@@ -31,35 +32,15 @@ from rocm_support import (
 from conftest import ARTIFACTS, REPO, child_result, run_python
 
 PRELUDE = f"""
-import ctypes, gc, json, os, sys
-import numpy as np
+import sys
 sys.path[:0] = [{str(HERE)!r}, {str(REPO / "tests")!r}]
-import tvm, tvm_ffi
-import tvm.backend.rocm as hook
-from backend_testing import HANDLE, Kernel, embedded_module, write_function_table_payload
-from conftest import run_kernel_call
-from rocm_support import *
-fake = fake_hip(os.environ["TVM_ROCM_LIBRARY"])
-def log():
-    return fake.fake_hip_log().decode()
-def clear():
-    fake.fake_hip_clear_log()
-def result(**kw):
-    print("RESULT:" + json.dumps(kw))
-def add_payload(kernels=None, code_patch=None):
-    code = bytearray(hip_payload_of(artifact("add")).code)
-    if code_patch:
-        code_patch(code)
-    kernels = kernels or [Kernel("add_kernel", [HANDLE, HANDLE, HANDLE])]
-    return write_function_table_payload(kernels, bytes(code), "hsaco")
-def load(payload):
-    return tvm_ffi.get_global_func("ffi.Module.load_from_bytes.hip")(payload)
+from children.on_fake_hip import *
 """
 
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_hip(tmp_path_factory.mktemp("fake-hip")))
+    return str(fakes.build("hip"))
 
 
 def run_fake(fake: str, body: str, **env: str) -> dict:
@@ -135,11 +116,11 @@ def test_memory_copies_and_pinned_memory(fake):
         back = b.numpy()
         middle = tvm.runtime.empty((500,), "float32", dev)
         middle.copyfrom(x[250:750])
-        live = fake.fake_hip_live_allocations()
+        live = fake.live_allocations()
         del a, b, pinned, middle
         gc.collect()
         result(ok=bool((back == x).all()), log=log(), live=live,
-               after=fake.fake_hip_live_allocations(), pinned_back=True)
+               after=fake.live_allocations(), pinned_back=True)
         """,
     )
     assert r["ok"], "copies through the fake's host-backed device memory must round-trip"

@@ -1,5 +1,5 @@
 """The fake HIP runtime refuses what HIP refuses, so the backend tests on it can fail where real
-hardware would: each rejection of tests/rocm/fake_driver/fake_hip.c is called here directly
+hardware would: each rejection of tests/fakes/fake_hip.c is called here directly
 (ctypes, no tvm), once with what HIP accepts and once with what it refuses.
 
 - a code object for another processor than the device's: hipErrorNoBinaryForGpu at load;
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import textwrap
 
+import fakes
 import pytest
-from rocm_support import HERE, build_fake_hip
+from rocm_support import HERE
 
 from conftest import REPO, child_result, run_python
 
@@ -57,7 +58,7 @@ def result(**kw):
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    return str(build_fake_hip(tmp_path_factory.mktemp("fake-hip-strict")))
+    return str(fakes.build("hip"))
 
 
 def run_fake(fake: str, body: str, **env: str) -> dict:

@@ -10,7 +10,14 @@ import struct
 
 import pytest
 import tvm_ffi
-from backend_testing import FLOAT32, HANDLE, INT32, Kernel, embedded_module, write_function_table_payload
+from backend_testing.payloads import (
+    FLOAT32,
+    HANDLE,
+    INT32,
+    Kernel,
+    embedded_module,
+    write_function_table_payload,
+)
 from rocm_support import ROCM_MANIFEST, artifact, hip_payload_of, rocm_case
 
 import tvm

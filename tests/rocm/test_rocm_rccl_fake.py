@@ -9,37 +9,25 @@ import json
 import pytest
 from nccl_fake_support import (
     HELPERS,
-    build_fake_nccl,
     check_fake_collectives,
     fake_env,
     init_error,
     run_fake_collectives,
 )
-from rocm_support import build_fake_hip
 
 from conftest import pythonpath, run_python
 
 ROCM = 10
 
 
-@pytest.fixture(scope="module")
-def fakes(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fake-rccl")
-    return str(build_fake_hip(d)), str(build_fake_nccl(d, "librccl_fake.so.1"))
-
-
-def env_for(fakes, devices: int, **extra: str) -> dict[str, str]:
-    return fake_env(*fakes, "TVM_ROCM_LIBRARY", "TVM_RCCL_LIBRARY", "FAKE_HIP_DEVICES", devices, **extra)
-
-
 @pytest.mark.parametrize(("n", "groups"), [(2, 1), (4, 2)])
-def test_collectives_through_rccl(fakes, n, groups):
-    r = run_fake_collectives("rccl", n, groups, env_for(fakes, n))
+def test_collectives_through_rccl(n, groups):
+    r = run_fake_collectives("rccl", n, groups, fake_env("rccl", n))
     check_fake_collectives(r, n, groups, ROCM)
 
 
-def test_missing_rccl_says_where_it_looked(fakes):
-    out = init_error("rccl", env_for(fakes, 2, TVM_RCCL_LIBRARY="/nonexistent/librccl.so.1"))
+def test_missing_rccl_says_where_it_looked():
+    out = init_error("rccl", fake_env("rccl", 2, TVM_RCCL_LIBRARY="/nonexistent/librccl.so.1"))
     assert "ERROR RuntimeError" in out and "RCCL (librccl.so.1) could not be opened" in out, out
     assert "TVM_RCCL_LIBRARY" in out, out
 
@@ -67,11 +55,11 @@ os._exit(0)  # the session may be broken by the failure; the fakes' state is wha
 """
 
 
-def test_failed_send_still_ends_the_group(fakes):
+def test_failed_send_still_ends_the_group():
     """A send that fails inside send_to_worker's ncclGroupStart/End must not leave the worker's
     thread in the group (NCCL would hold back every later collective of that worker)."""
 
-    env = env_for(fakes, 2, FAKE_NCCL_FAIL_SENDS="1", FAKE_NCCL_WAIT_S="2", PYTHONPATH=pythonpath(HELPERS))
+    env = fake_env("rccl", 2, FAKE_NCCL_FAIL_SENDS="1", FAKE_NCCL_WAIT_S="2", PYTHONPATH=pythonpath(HELPERS))
     proc = run_python(GROUP_SCRIPT, env=env)
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     r = json.loads(line[len("RESULT:") :])
@@ -110,10 +98,10 @@ print("RESULT:" + json.dumps({"before": before, "after": after, "got": got}))
 """
 
 
-def test_collective_results_land_at_the_stream_sync(fakes):
+def test_collective_results_land_at_the_stream_sync():
     """On the fake HIP, the fake RCCL writes a collective's result through the stream's queue:
     it is in device memory only after the stream is synchronized, as on a GPU."""
-    proc = run_python(ASYNC_SCRIPT, env=env_for(fakes, 2))
+    proc = run_python(ASYNC_SCRIPT, env=fake_env("rccl", 2))
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     r = json.loads(line[len("RESULT:") :])
     pending, value = r["before"]
@@ -122,7 +110,7 @@ def test_collective_results_land_at_the_stream_sync(fakes):
     assert r["got"] == [5.0] * 4
 
 
-def test_fake_nccl_refuses_collectives_inside_an_unended_group(fakes):
+def test_fake_nccl_refuses_collectives_inside_an_unended_group():
     """What the group test above relies on, on the fake alone: a send it fails on purpose, a
     group left open on the thread (counted by fake_nccl_open_groups) and a collective issued in
     it refused (NCCL would hold it back for good), until ncclGroupEnd."""
@@ -146,7 +134,7 @@ def test_fake_nccl_refuses_collectives_inside_an_unended_group(fakes):
                      allreduce=nccl.ncclAllReduce(buf, buf, 4, 7, 0, comm, None))
         print("RESULT:" + json.dumps(codes))
         """,
-        env={"FAKE_NCCL_PATH": fakes[1], "FAKE_NCCL_FAIL_SENDS": "1"},
+        env={"FAKE_NCCL_PATH": fake_env("rccl", 2)["FAKE_NCCL_PATH"], "FAKE_NCCL_FAIL_SENDS": "1"},
     )
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
     assert json.loads(line[len("RESULT:") :]) == {

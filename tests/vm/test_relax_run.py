@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 
 import tvm
 from conftest import ARTIFACTS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from backend_testing import packed_str
+from backend_testing.payloads import packed_str
 from vm_support import (
     MAGIC_V1,
     MAGIC_V2,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import tvm_ffi
-from backend_testing import packed_str
+from backend_testing.payloads import packed_str
 from vm_support import patched_copy
 
 import tvm

@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 
 import tvm
 from conftest import ARTIFACTS, run_python

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backend_testing import read_embedded_modules
+from backend_testing.payloads import read_embedded_modules
 
 from conftest import ARTIFACTS, MANIFEST
 

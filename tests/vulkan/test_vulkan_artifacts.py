@@ -14,7 +14,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from backend_testing import check_outputs, run_in_threads
+from backend_testing.runners import check_outputs, run_in_threads
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,

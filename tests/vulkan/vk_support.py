@@ -12,7 +12,7 @@ import json
 import sys
 
 import tvm_ffi
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 
 from conftest import ARTIFACTS
 

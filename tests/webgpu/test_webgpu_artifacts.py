@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backend_testing import check_outputs, run_in_threads
+from backend_testing.runners import check_concurrent_launches, check_outputs
 from webgpu_support import WGPU_ARTIFACTS, artifact, webgpu_device, wgpu_case, wgpu_cases
 
 import tvm
@@ -93,20 +93,7 @@ def test_many_dispatches_before_a_sync(dev):
 
 
 def test_concurrent_launches(dev):
-    f = tvm.runtime.load_module(artifact("matmul"))["matmul"]
-
-    def worker(seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        a_np = rng.standard_normal((64, 32)).astype("float32")
-        b_np = rng.standard_normal((32, 48)).astype("float32")
-        a, b = tvm.runtime.tensor(a_np, dev), tvm.runtime.tensor(b_np, dev)
-        out = tvm.runtime.empty((64, 48), "float32", dev)
-        for _ in range(10):
-            f(a, b, out)
-            np.testing.assert_allclose(out.numpy(), a_np @ b_np, rtol=1e-4, atol=1e-4)
-
-    errors = run_in_threads(worker)
-    assert not errors, errors
+    check_concurrent_launches(tvm, artifact("matmul"), "matmul", dev, rounds=10)
 
 
 def test_time_evaluator(dev):

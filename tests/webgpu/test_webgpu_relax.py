@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backend_testing import check_relax_case
+from backend_testing.runners import check_relax_case
 from webgpu_support import WGPU_ARTIFACTS, artifact, webgpu_device, wgpu_cases
 
 import tvm

@@ -2,7 +2,7 @@
 tests/artifacts/generate_webgpu.py with apache-tvm 0.27) and crafting `webgpu` module payloads.
 
 The manifest's paths are relative to tests/artifacts, like the main manifest's, so the shared
-runners (conftest.run_kernel_call, backend_testing.check_relax_case) take its cases as they are.
+runners (conftest.run_kernel_call, backend_testing.runners.check_relax_case) take its cases as they are.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import struct
 from dataclasses import dataclass
 
 import tvm_ffi
-from backend_testing import Reader, device_or_skip, embedded_module, packed_str
+from backend_testing.devices import device_or_skip
+from backend_testing.payloads import Reader, embedded_module, packed_str
 
 from conftest import ARTIFACTS
 

@@ -34,7 +34,7 @@
 #define FAKE_DRIVER_PREFIX fake_cuda
 #include <time.h>
 
-#include "../../fake_drivers/fake_log.h"
+#include "fake_log.h"
 
 #define MAX_DEVICES 8
 

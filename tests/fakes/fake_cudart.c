@@ -7,7 +7,7 @@
 #define FAKE_DRIVER_PREFIX fake_cudart
 #include <dlfcn.h>
 
-#include "../../fake_drivers/fake_log.h"
+#include "fake_log.h"
 
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorNoDevice = 100 };
 

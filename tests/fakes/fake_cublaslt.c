@@ -1,6 +1,6 @@
 /*
  * A fake cuBLASLt (libcublasLt.so stand-in) for testing cublas_json without a GPU, on the fake
- * CUDA driver (tests/cuda/fake_driver/fake_cuda.c), whose device memory is host memory.
+ * CUDA driver (tests/fakes/fake_cuda.c), whose device memory is host memory.
  *
  * It implements the entry points tvm-runtime-cuda resolves and checks every call the way the
  * real library would fail it: handles, descriptors and layouts must be live objects it created
@@ -23,7 +23,7 @@
 #define FAKE_DRIVER_PREFIX fake_cublaslt
 #include <math.h>
 
-#include "../../fake_drivers/fake_log.h"
+#include "fake_log.h"
 #include "fake_tf32.h"
 
 typedef int Status;

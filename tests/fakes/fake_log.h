@@ -1,14 +1,14 @@
 /*
- * What every fake vendor driver of the test suite (tests/cuda/fake_driver/fake_cuda.c,
- * tests/rocm/fake_driver/fake_hip.c) shares: the text log of calls that tests read back, the
- * count of live allocations, FNV-1a hashes of loaded images and integer settings from the
- * environment.
+ * What every fake vendor library of the test suite (tests/fakes/fake_*.c) shares: the text log of
+ * calls that tests read back, the count of live allocations, FNV-1a hashes of loaded images and
+ * integer settings from the environment.  tests/fakes/__init__.py builds the fakes and reads the
+ * log back (FakeLibrary.log()).
  *
  * Include it once per fake, after defining FAKE_DRIVER_PREFIX (e.g. fake_cuda): the fake then
  * exports <prefix>_log(), <prefix>_clear_log() and <prefix>_live_allocations().
  */
-#ifndef TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
-#define TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
+#ifndef TVM_RUNTIME_TESTS_FAKES_FAKE_LOG_H_
+#define TVM_RUNTIME_TESTS_FAKES_FAKE_LOG_H_
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +22,8 @@
 #endif
 
 #define API __attribute__((visibility("default")))
+/* Not every fake uses every helper below. */
+#define FAKE_HELPER static __attribute__((unused))
 #define FAKE_JOIN2(a, b) a##_##b
 #define FAKE_JOIN(a, b) FAKE_JOIN2(a, b)
 #define FAKE_EXPORT(name) FAKE_JOIN(FAKE_DRIVER_PREFIX, name)
@@ -33,8 +35,8 @@ static long g_live_allocations = 0;
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Appends one line ("<what> key=value ...") to the log. */
-static void Log(const char* fmt, ...) {
-  char line[4096];
+FAKE_HELPER void Log(const char* fmt, ...) {
+  char line[8192]; /* Metal's compile log quotes whole MSL lines */
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
@@ -55,25 +57,27 @@ static void Log(const char* fmt, ...) {
 
 API const char* FAKE_EXPORT(log)(void) { return g_log ? g_log : ""; }
 API void FAKE_EXPORT(clear_log)(void) {
+  pthread_mutex_lock(&g_log_mu);
   g_log_size = 0;
   if (g_log) g_log[0] = '\0';
+  pthread_mutex_unlock(&g_log_mu);
 }
 API long FAKE_EXPORT(live_allocations)(void) { return g_live_allocations; }
 
 /* FNV-1a, so tests can check which image was loaded. */
-static uint64_t Fnv1a(const char* p, size_t n) {
+FAKE_HELPER uint64_t Fnv1a(const char* p, size_t n) {
   uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < n; ++i) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
   return h;
 }
 
-static int EnvInt(const char* name, int fallback) {
+FAKE_HELPER int EnvInt(const char* name, int fallback) {
   const char* v = getenv(name);
   return v && *v ? atoi(v) : fallback;
 }
 
 /* The size of an ELF64 file: it ends with its section or its program header table. */
-static size_t Elf64Size(const char* p) {
+FAKE_HELPER size_t Elf64Size(const char* p) {
   uint64_t shoff, phoff;
   uint16_t phentsize, phnum, shentsize, shnum;
   memcpy(&phoff, p + 0x20, 8);
@@ -87,4 +91,4 @@ static size_t Elf64Size(const char* p) {
   return (size_t)(sh_end > ph_end ? sh_end : ph_end);
 }
 
-#endif  // TVM_RUNTIME_TESTS_FAKE_DRIVERS_FAKE_LOG_H_
+#endif  // TVM_RUNTIME_TESTS_FAKES_FAKE_LOG_H_

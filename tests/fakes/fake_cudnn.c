@@ -1,6 +1,6 @@
 /*
  * A fake cuDNN 9 (libcudnn.so.9 stand-in) for testing cudnn_json without a GPU, on the fake
- * CUDA driver (tests/cuda/fake_driver/fake_cuda.c), whose device memory is host memory.
+ * CUDA driver (tests/fakes/fake_cuda.c), whose device memory is host memory.
  *
  * It implements the entry points tvm-runtime-cuda resolves and checks every call as cuDNN
  * would: the handle and every descriptor must be live objects of the right kind, fully set;
@@ -27,7 +27,7 @@
  *   FAKE_CUDNN_TF32_ONLY=1  the heuristic offers float32 only TF32 candidates, whatever the math
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
-#include "../../fake_drivers/fake_log.h"
+#include "fake_log.h"
 #include "fake_tf32.h"
 
 typedef int Status;

@@ -27,44 +27,16 @@
 
 #include "fake_objc.h"
 
+#define FAKE_DRIVER_PREFIX fake_metal
+#include "fake_log.h"
+
 typedef unsigned long NSUInteger;
 typedef struct {
   NSUInteger width, height, depth;
 } MTLSize;
 
-/* -------------------------------------------------------------------------------------- log */
+/* ----------------------------------------------------------------------------- live objects */
 
-static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char* g_log;
-static size_t g_log_len, g_log_cap;
-
-static void log_line(const char* fmt, ...) {
-  char line[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n > sizeof(line) - 2) n = sizeof(line) - 2;
-  line[n++] = '\n';
-  pthread_mutex_lock(&g_log_mu);
-  if (g_log_len + n + 1 > g_log_cap) {
-    g_log_cap = 2 * (g_log_len + n + 1) + 4096;
-    g_log = realloc(g_log, g_log_cap);
-  }
-  memcpy(g_log + g_log_len, line, n);
-  g_log_len += n;
-  g_log[g_log_len] = '\0';
-  pthread_mutex_unlock(&g_log_mu);
-}
-
-const char* fake_metal_log(void) { return g_log != NULL ? g_log : ""; }
-void fake_metal_log_clear(void) {
-  pthread_mutex_lock(&g_log_mu);
-  g_log_len = 0;
-  if (g_log != NULL) g_log[0] = '\0';
-  pthread_mutex_unlock(&g_log_mu);
-}
 int64_t fake_metal_live(const char* cls) { return fake_objc_live(cls); }
 
 /* "<Class>#<serial>" of an object, "nil" for NULL. */
@@ -215,14 +187,14 @@ static id new_error(const char* text) {
 static id m_alloc(FakeClass* cls, SEL _cmd) {
   if (cls == CompileOptions) {
     FOptions* o = fake_objc_new(CompileOptions, sizeof(FOptions), NULL);
-    log_line("alloc class=MTLCompileOptions");
+    Log("alloc class=MTLCompileOptions");
     return o;
   }
   fprintf(stderr, "fake metal: +[%s alloc] is not faked\n", fake_objc_class_name(cls));
   abort();
 }
 static id m_init(id self, SEL _cmd) {
-  log_line("init object=%s", NAME(self));
+  Log("init object=%s", NAME(self));
   return self;
 }
 static id m_retain(id self, SEL _cmd) {
@@ -230,7 +202,7 @@ static id m_retain(id self, SEL _cmd) {
   return self;
 }
 static void m_release(id self, SEL _cmd) {
-  log_line("release object=%s", NAME(self));
+  Log("release object=%s", NAME(self));
   fake_objc_release(self);
 }
 
@@ -239,7 +211,7 @@ static id m_string_with_utf8(FakeClass* cls, SEL _cmd, const char* text) {
 }
 static const char* m_utf8(id self, SEL _cmd) { return ((FString*)self)->text; }
 static id m_localized_description(id self, SEL _cmd) {
-  log_line("localizedDescription error=%s", NAME(self));
+  Log("localizedDescription error=%s", NAME(self));
   return ((FError*)self)->description;
 }
 static NSUInteger m_count(id self, SEL _cmd) { return ((FArray*)self)->count; }
@@ -254,11 +226,11 @@ static id m_object_at_index(id self, SEL _cmd, NSUInteger i) {
 
 static void m_set_language_version(id self, SEL _cmd, NSUInteger v) {
   ((FOptions*)self)->language_version = v;
-  log_line("setLanguageVersion: options=%s version=0x%lx", NAME(self), v);
+  Log("setLanguageVersion: options=%s version=0x%lx", NAME(self), v);
 }
 static void m_set_fast_math(id self, SEL _cmd, signed char enabled) {
   ((FOptions*)self)->fast_math = enabled;
-  log_line("setFastMathEnabled: options=%s enabled=%d", NAME(self), (int)enabled);
+  Log("setFastMathEnabled: options=%s enabled=%d", NAME(self), (int)enabled);
 }
 
 /* ------------------------------------------------------------------------------- MTLDevice */
@@ -270,13 +242,13 @@ static id new_device(int index) {
 }
 
 id MTLCreateSystemDefaultDevice(void) {
-  log_line("MTLCreateSystemDefaultDevice");
+  Log("MTLCreateSystemDefaultDevice");
   if (env_long("FAKE_METAL_NO_DEVICE", 0)) return NULL;
   return new_device(0);
 }
 
 id MTLCopyAllDevices(void) {
-  log_line("MTLCopyAllDevices");
+  Log("MTLCopyAllDevices");
   FArray* a = fake_objc_new(NSArray, sizeof(FArray), free_array);
   if (!env_long("FAKE_METAL_NO_DEVICE", 0)) {
     long n = env_long("FAKE_METAL_DEVICES", 1);
@@ -291,7 +263,7 @@ static id m_device_name(id self, SEL _cmd) {
   return fake_objc_autorelease(new_string(text));
 }
 static MTLSize m_max_threads_per_threadgroup(id self, SEL _cmd) {
-  log_line("maxThreadsPerThreadgroup device=%s", NAME(self));
+  Log("maxThreadsPerThreadgroup device=%s", NAME(self));
   MTLSize s = {1024, 1024, 1024};
   return s;
 }
@@ -299,12 +271,12 @@ static NSUInteger m_max_threadgroup_memory(id self, SEL _cmd) { return 32768; }
 static unsigned long long m_working_set(id self, SEL _cmd) { return 8ull << 30; }
 static signed char m_unified(id self, SEL _cmd) { return 1; }
 static signed char m_supports_family(id self, SEL _cmd, long family) {
-  log_line("supportsFamily: device=%s family=%ld", NAME(self), family);
+  Log("supportsFamily: device=%s family=%ld", NAME(self), family);
   return family <= env_long("FAKE_METAL_FAMILY", 5001);
 }
 static id m_new_command_queue(id self, SEL _cmd) {
   id q = fake_objc_new(Queue, sizeof(FakeObject), NULL);
-  log_line("newCommandQueue device=%s queue=%s", NAME(self), NAME(q));
+  Log("newCommandQueue device=%s queue=%s", NAME(self), NAME(q));
   return q;
 }
 static id m_new_buffer(id self, SEL _cmd, NSUInteger length, NSUInteger options) {
@@ -312,8 +284,8 @@ static id m_new_buffer(id self, SEL _cmd, NSUInteger length, NSUInteger options)
   b->length = length;
   b->contents = aligned_alloc(64, (length + 63) / 64 * 64);
   memset(b->contents, 0xCD, length);  // garbage, as uninitialized GPU memory is
-  log_line("newBufferWithLength:options: device=%s length=%lu options=%lu buffer=%s", NAME(self),
-           length, options, NAME(b));
+  Log("newBufferWithLength:options: device=%s length=%lu options=%lu buffer=%s", NAME(self), length,
+      options, NAME(b));
   return b;
 }
 
@@ -343,8 +315,8 @@ static id m_new_library_with_source(id self, SEL _cmd, id source, id options, id
   const char* text = ((FString*)source)->text;
   const char* fail = env_text("FAKE_METAL_COMPILE_ERROR");
   if (fail != NULL) {
-    log_line("newLibraryWithSource:options:error: device=%s options=%s length=%zu result=nil",
-             NAME(self), NAME(options), strlen(text));
+    Log("newLibraryWithSource:options:error: device=%s options=%s length=%zu result=nil",
+        NAME(self), NAME(options), strlen(text));
     if (error != NULL) *error = new_error(fail);
     return NULL;
   }
@@ -352,8 +324,7 @@ static id m_new_library_with_source(id self, SEL _cmd, id source, id options, id
   find_kernels(text, lib);
   char names[2048];
   join_names(lib, names, sizeof(names));
-  log_line(
-      "newLibraryWithSource:options:error: device=%s options=%s language=0x%lx fast_math=%d "
+  Log("newLibraryWithSource:options:error: device=%s options=%s language=0x%lx fast_math=%d "
       "kernels=%s library=%s",
       NAME(self), NAME(options), o->language_version, o->fast_math, names, NAME(lib));
   return lib;
@@ -367,7 +338,7 @@ static id m_new_library_with_data(id self, SEL _cmd, id data, id* error) {
     fail = "Invalid library file";
   }
   if (fail != NULL) {
-    log_line("newLibraryWithData:error: device=%s size=%zu result=nil", NAME(self), d->size);
+    Log("newLibraryWithData:error: device=%s size=%zu result=nil", NAME(self), d->size);
     if (error != NULL) *error = new_error(fail);
     return NULL;
   }
@@ -384,8 +355,8 @@ static id m_new_library_with_data(id self, SEL _cmd, id data, id* error) {
   }
   char names[2048];
   join_names(lib, names, sizeof(names));
-  log_line("newLibraryWithData:error: device=%s size=%zu kernels=%s library=%s", NAME(self),
-           d->size, names, NAME(lib));
+  Log("newLibraryWithData:error: device=%s size=%zu kernels=%s library=%s", NAME(self), d->size,
+      names, NAME(lib));
   return lib;
 }
 
@@ -397,12 +368,12 @@ static id m_new_function(id self, SEL _cmd, id name) {
   for (int i = 0; i < lib->count; ++i) found |= strcmp(lib->names[i], wanted) == 0;
   if (missing != NULL && strcmp(missing, wanted) == 0) found = 0;
   if (!found) {
-    log_line("newFunctionWithName: library=%s name=%s result=nil", NAME(self), wanted);
+    Log("newFunctionWithName: library=%s name=%s result=nil", NAME(self), wanted);
     return NULL;
   }
   FFunction* f = fake_objc_new(Function, sizeof(FFunction), NULL);
   snprintf(f->name, sizeof(f->name), "%s", wanted);
-  log_line("newFunctionWithName: library=%s name=%s function=%s", NAME(self), wanted, NAME(f));
+  Log("newFunctionWithName: library=%s name=%s function=%s", NAME(self), wanted, NAME(f));
   return f;
 }
 
@@ -410,16 +381,16 @@ static id m_new_pipeline(id self, SEL _cmd, id function, id* error) {
   FFunction* f = function;
   const char* fail = env_text("FAKE_METAL_PIPELINE_ERROR");
   if (fail != NULL) {
-    log_line("newComputePipelineStateWithFunction:error: device=%s function=%s result=nil",
-             NAME(self), NAME(function));
+    Log("newComputePipelineStateWithFunction:error: device=%s function=%s result=nil", NAME(self),
+        NAME(function));
     if (error != NULL) *error = new_error(fail);
     return NULL;
   }
   FPipeline* p = fake_objc_new(Pipeline, sizeof(FPipeline), NULL);
   snprintf(p->name, sizeof(p->name), "%s", f->name);
   p->max_threads = (NSUInteger)env_long("FAKE_METAL_MAX_THREADS", 1024);
-  log_line("newComputePipelineStateWithFunction:error: device=%s function=%s pipeline=%s",
-           NAME(self), NAME(function), NAME(p));
+  Log("newComputePipelineStateWithFunction:error: device=%s function=%s pipeline=%s", NAME(self),
+      NAME(function), NAME(p));
   return p;
 }
 static NSUInteger m_max_total_threads(id self, SEL _cmd) { return ((FPipeline*)self)->max_threads; }
@@ -434,13 +405,13 @@ id dispatch_data_create(const void* buffer, size_t size, void* queue, void* dest
   d->bytes = malloc(size ? size : 1);
   memcpy(d->bytes, buffer, size);
   d->size = size;
-  log_line("dispatch_data_create size=%zu queue=%p destructor=%p data=%s", size, queue, destructor,
-           NAME(d));
+  Log("dispatch_data_create size=%zu queue=%p destructor=%p data=%s", size, queue, destructor,
+      NAME(d));
   return d;
 }
 
 void dispatch_release(id object) {
-  log_line("dispatch_release object=%s", NAME(object));
+  Log("dispatch_release object=%s", NAME(object));
   fake_objc_release(object);
 }
 
@@ -455,7 +426,7 @@ void fake_metal_set_executor(Executor executor) { g_executor = executor; }
 
 static id m_command_buffer(id self, SEL _cmd) {
   FCommandBuffer* cb = fake_objc_new(CommandBuffer, sizeof(FCommandBuffer), free_command_buffer);
-  log_line("commandBuffer queue=%s command_buffer=%s", NAME(self), NAME(cb));
+  Log("commandBuffer queue=%s command_buffer=%s", NAME(self), NAME(cb));
   return fake_objc_autorelease(cb);
 }
 
@@ -470,12 +441,12 @@ static id m_compute_encoder(id self, SEL _cmd) {
   memset(&cb->current, 0, sizeof(cb->current));
   cb->current.bytes_index = -1;
   id e = new_encoder(ComputeEncoder, cb);
-  log_line("computeCommandEncoder command_buffer=%s encoder=%s", NAME(self), NAME(e));
+  Log("computeCommandEncoder command_buffer=%s encoder=%s", NAME(self), NAME(e));
   return e;
 }
 static id m_blit_encoder(id self, SEL _cmd) {
   id e = new_encoder(BlitEncoder, self);
-  log_line("blitCommandEncoder command_buffer=%s encoder=%s", NAME(self), NAME(e));
+  Log("blitCommandEncoder command_buffer=%s encoder=%s", NAME(self), NAME(e));
   return e;
 }
 
@@ -532,9 +503,9 @@ int fake_metal_pending(void) {
 
 static void m_commit(id self, SEL _cmd) {
   FCommandBuffer* cb = self;
-  log_line("commit command_buffer=%s dispatches=%d blits=%d", NAME(self), cb->num_dispatches,
-           cb->num_blits);
-  cb->status = 2;  // MTLCommandBufferStatusCommitted
+  Log("commit command_buffer=%s dispatches=%d blits=%d", NAME(self), cb->num_dispatches,
+      cb->num_blits);
+  cb->status = 2;          // MTLCommandBufferStatusCommitted
   fake_objc_retain(self);  // the queue keeps it until it ran
   pthread_mutex_lock(&g_pending_mu);
   if (g_num_pending == MAX_PENDING) {
@@ -546,7 +517,7 @@ static void m_commit(id self, SEL _cmd) {
   pthread_mutex_unlock(&g_pending_mu);
 }
 static void m_wait(id self, SEL _cmd) {
-  log_line("waitUntilCompleted command_buffer=%s", NAME(self));
+  Log("waitUntilCompleted command_buffer=%s", NAME(self));
   for (;;) {
     pthread_mutex_lock(&g_pending_mu);
     int found = 0;
@@ -555,7 +526,7 @@ static void m_wait(id self, SEL _cmd) {
     if (found) memmove(g_pending, g_pending + 1, (size_t)--g_num_pending * sizeof(g_pending[0]));
     pthread_mutex_unlock(&g_pending_mu);
     if (next == NULL) return;  // already ran (or never committed)
-    next->status = 4;  // MTLCommandBufferStatusCompleted, unless a dispatch fails
+    next->status = 4;          // MTLCommandBufferStatusCompleted, unless a dispatch fails
     run(next);
     fake_objc_release((id)next);
     if ((id)next == self) return;
@@ -585,14 +556,14 @@ static void m_set_pipeline(id self, SEL _cmd, id pipeline) {
   FCommandBuffer* cb = encoding(self, "setComputePipelineState:");
   cb->pipeline = pipeline;
   snprintf(cb->current.kernel, sizeof(cb->current.kernel), "%s", ((FPipeline*)pipeline)->name);
-  log_line("setComputePipelineState: encoder=%s pipeline=%s kernel=%s", NAME(self), NAME(pipeline),
-           cb->current.kernel);
+  Log("setComputePipelineState: encoder=%s pipeline=%s kernel=%s", NAME(self), NAME(pipeline),
+      cb->current.kernel);
 }
 
 static void m_set_buffer(id self, SEL _cmd, id buffer, NSUInteger offset, NSUInteger index) {
   FCommandBuffer* cb = encoding(self, "setBuffer:offset:atIndex:");
-  log_line("setBuffer:offset:atIndex: encoder=%s buffer=%s offset=%lu index=%lu", NAME(self),
-           NAME(buffer), offset, index);
+  Log("setBuffer:offset:atIndex: encoder=%s buffer=%s offset=%lu index=%lu", NAME(self),
+      NAME(buffer), offset, index);
   if (index >= MAX_BINDINGS || offset != 0) {
     fprintf(stderr, "fake metal: setBuffer index %lu / offset %lu not supported\n", index, offset);
     abort();
@@ -608,8 +579,8 @@ static void m_set_bytes(id self, SEL _cmd, const void* bytes, NSUInteger length,
   size_t shown = length < 4096 ? length : 4096;
   for (size_t i = 0; i < shown; ++i) sprintf(hex + 2 * i, "%02x", ((const unsigned char*)bytes)[i]);
   hex[2 * shown] = '\0';
-  log_line("setBytes:length:atIndex: encoder=%s length=%lu index=%lu bytes=%s", NAME(self), length,
-           index, hex);
+  Log("setBytes:length:atIndex: encoder=%s length=%lu index=%lu bytes=%s", NAME(self), length,
+      index, hex);
   memcpy(cb->current.bytes, bytes, shown);  // Metal copies the bytes at once
   cb->current.bytes_length = shown;
   cb->current.bytes_index = (long)index;
@@ -617,8 +588,7 @@ static void m_set_bytes(id self, SEL _cmd, const void* bytes, NSUInteger length,
 
 static void m_dispatch(id self, SEL _cmd, MTLSize grid, MTLSize block) {
   FCommandBuffer* cb = encoding(self, "dispatchThreadgroups:threadsPerThreadgroup:");
-  log_line(
-      "dispatchThreadgroups:threadsPerThreadgroup: encoder=%s kernel=%s grid=%lu,%lu,%lu "
+  Log("dispatchThreadgroups:threadsPerThreadgroup: encoder=%s kernel=%s grid=%lu,%lu,%lu "
       "block=%lu,%lu,%lu",
       NAME(self), cb->current.kernel, grid.width, grid.height, grid.depth, block.width,
       block.height, block.depth);
@@ -632,8 +602,7 @@ static void m_dispatch(id self, SEL _cmd, MTLSize grid, MTLSize block) {
 static void m_copy(id self, SEL _cmd, id src, NSUInteger src_offset, id dst, NSUInteger dst_offset,
                    NSUInteger size) {
   FCommandBuffer* cb = encoding(self, "copyFromBuffer:...");
-  log_line(
-      "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: encoder=%s source=%s "
+  Log("copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: encoder=%s source=%s "
       "source_offset=%lu destination=%s destination_offset=%lu size=%lu",
       NAME(self), NAME(src), src_offset, NAME(dst), dst_offset, size);
   if (cb->num_blits < 4) {
@@ -647,7 +616,7 @@ static void m_copy(id self, SEL _cmd, id src, NSUInteger src_offset, id dst, NSU
 
 static void m_end_encoding(id self, SEL _cmd) {
   FEncoder* e = self;
-  log_line("endEncoding encoder=%s", NAME(self));
+  Log("endEncoding encoder=%s", NAME(self));
   if (e->ended) {
     fprintf(stderr, "fake metal: endEncoding twice\n");
     abort();

@@ -3,7 +3,7 @@
  *
  * It implements exactly the entry points the backend resolves, on host memory (copies really
  * copy), and records every allocation, copy, stream, event, module load and launch in a text log
- * (fake_drivers/fake_log.h) that tests read through fake_hip_log().  Like the real runtime it
+ * (fake_log.h) that tests read through fake_hip_log().  Like the real runtime it
  * keeps a current device per thread and rejects a launch on a device the code object was not
  * loaded on.  Launches record their packed argument buffer byte for byte; nothing is executed.
  *
@@ -29,7 +29,7 @@
  *   FAKE_HIP_REJECT_LOADS=<n> the first n module loads fail with hipErrorNoBinaryForGpu
  */
 #define FAKE_DRIVER_PREFIX fake_hip
-#include "../../fake_drivers/fake_log.h"
+#include "fake_log.h"
 
 #define MAX_DEVICES 8
 #define RUNTIME_VERSION 60342134 /* ROCm 6.3 */
