@@ -1,0 +1,165 @@
+"""Artifacts of every apache-tvm release on PyPI (0.25.0.post1, 0.26.0, 0.27.0.post1; the same
+kernels and Relax models, tests/artifacts/generate_releases.py) run on every device present:
+numpy's results on the CPU, OpenCL (PoCL) and WebGPU (lavapipe); on the fake CUDA driver and the
+fake HIP, which run no kernel, each artifact loads, its host code runs and launches its kernels.
+
+0.25's GPU host code looks kernels up through `__TVMBackendGetFuncFromEnv`, 0.26's and 0.27's
+through `__TVMFFIEnvModLookupFromImports` + `__TVMFFIHandleInitOnce` (docs/compatibility.md).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from backend_testing import device_or_skip, parse_log
+from release_support import MANIFESTS, VERSIONS, case_id, check_results, library, release_cases, run_case
+
+import tvm
+from conftest import REPO, child_result, run_python
+
+DEVICES = {"cpu": (1, None), "opencl": (4, "OpenCL"), "webgpu": (15, "WebGPU")}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    return tmp_path_factory.mktemp("release-libs")
+
+
+def device(target: str):
+    device_type, api = DEVICES[target]
+    dev = tvm.device(device_type, 0)
+    return dev if api is None else device_or_skip(tvm, dev, device_type, api)
+
+
+def test_every_release_has_every_convention():
+    # The fixtures exercise what a release may change: GPU kernel lookup, workspaces, parallel
+    # loops, VM constants, symbolic shapes and tuples, on each target a wheel can emit.
+    for version in VERSIONS:
+        manifest = MANIFESTS[version]
+        assert manifest["tvm_version"] == version
+        cases = manifest["cases"]
+        assert {"cpu", "opencl", "cuda", "webgpu", "rocm", "metal"} <= {c["target"] for c in cases}
+        cpu = {c["name"]: c for c in cases if c["target"] == "cpu"}
+        assert "__TVMBackendParallelLaunch" in cpu["parallel_scale"]["context_symbols"]
+        assert "__TVMBackendAllocWorkspace" in cpu["workspace"]["context_symbols"]
+        assert {"mlp", "mlp_dyn", "convnet"} <= set(cpu)
+        lookup = {c["file"]: set(c["context_symbols"]) for c in cases if c["target"] == "opencl"}
+        expected = (
+            {"__TVMBackendGetFuncFromEnv"}
+            if version.startswith("0.25")
+            else {"__TVMFFIEnvModLookupFromImports", "__TVMFFIHandleInitOnce"}
+        )
+        assert all(expected <= names for names in lookup.values()), lookup
+
+
+@pytest.mark.parametrize("target", list(DEVICES))
+def test_release_artifacts_match_numpy(target, libs):
+    dev = device(target)
+    failures = []
+    for version, case in release_cases(target):
+        try:
+            check_results(case, run_case(tvm, version, case, library(version, case, libs), dev))
+        except Exception as err:  # every case runs; the failures are reported together
+            failures.append(f"{version} {case['file']}: {type(err).__name__}: {err}")
+    assert not failures, "\n".join(failures)
+    assert release_cases(target)
+
+
+# ------------------------------------------------------------------ the fake CUDA driver and HIP
+
+FAKE_CHILD = """
+import json, os, sys
+sys.path[:0] = [{tests!r}, {compat!r}]
+import tvm
+from pathlib import Path
+from release_support import library, release_cases, run_case
+import ctypes
+fake = ctypes.CDLL(os.environ[{lib_env!r}])
+getattr(fake, {log_fn!r}).restype = ctypes.c_char_p
+clear = getattr(fake, {clear_fn!r})
+out = {{}}
+for version, case in release_cases({target!r}):
+    clear()
+    try:
+        run_case(tvm, version, case, library(version, case, Path({libs!r})), tvm.device({device_type}, 0))
+        tvm.device({device_type}, 0).sync()
+        error = None
+    except Exception as err:
+        error = f"{{type(err).__name__}}: {{err}}"
+    out[version + " " + case["file"]] = {{"log": getattr(fake, {log_fn!r})().decode(), "error": error,
+                                         "kernels": case.get("device_kernels")}}
+print("RESULT:" + json.dumps(out))
+"""
+
+
+def run_on_fake(
+    target: str, device_type: int, lib_env: str, lib: str, log_fn: str, clear_fn: str, libs, env=None
+):
+    code = FAKE_CHILD.format(
+        tests=str(REPO / "tests"),
+        compat=str(REPO / "tests" / "compat"),
+        lib_env=lib_env,
+        log_fn=log_fn,
+        clear_fn=clear_fn,
+        target=target,
+        libs=str(libs),
+        device_type=device_type,
+    )
+    return child_result(run_python(textwrap.dedent(code), env={lib_env: lib, **(env or {})}))
+
+
+def launched(log: str) -> set[str]:
+    return {e["kernel"] for kind in ("launch", "launch_ex") for e in parse_log(log, kind)}
+
+
+def test_release_cuda_artifacts_launch_on_the_fake_driver(tmp_path_factory, libs):
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "cuda"))
+    from cuda_support import build_fake_driver, nvrtc_or_skip
+
+    nvrtc_or_skip()
+    fake = str(build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    result = run_on_fake(
+        "cuda",
+        2,
+        "TVM_CUDA_DRIVER_LIBRARY",
+        fake,
+        "fake_cuda_log",
+        "fake_cuda_clear_log",
+        libs,
+        env={"FAKE_CUDA_CC": "8.0"},
+    )
+    assert set(result) == {f"{v} {c['file']}" for v, c in release_cases("cuda")}
+    bad = {k: r["error"] for k, r in result.items() if r["error"]}
+    assert not bad, json.dumps(bad, indent=1)
+    for key, r in result.items():
+        # Every kernel of the module was launched by the release's host code.
+        assert launched(r["log"]) == set(r["kernels"]), (key, r["log"][-2000:])
+
+
+def test_release_rocm_artifacts_launch_on_the_fake_hip(tmp_path_factory, libs):
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "rocm"))
+    from rocm_support import build_fake_hip, fake_arch_env
+
+    fake = str(build_fake_hip(tmp_path_factory.mktemp("fake-hip")))
+    result = run_on_fake(
+        "rocm",
+        10,
+        "TVM_ROCM_LIBRARY",
+        fake,
+        "fake_hip_log",
+        "fake_hip_clear_log",
+        libs,
+        env=fake_arch_env("gfx90a"),
+    )
+    assert set(result) == {f"{v} {c['file']}" for v, c in release_cases("rocm")}
+    bad = {k: r["error"] for k, r in result.items() if r["error"]}
+    assert not bad, json.dumps(bad, indent=1)
+    for key, r in result.items():
+        assert launched(r["log"]), (key, r["log"][-2000:])
+        assert "launch_rejected" not in r["log"], (key, r["log"][-2000:])
