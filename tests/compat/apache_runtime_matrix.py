@@ -49,7 +49,7 @@ def run_one(version: str, case: dict, so: str, device_type: int) -> str:
         return f"signal {-proc.returncode}"
     if proc.returncode == 3:
         return "no device"
-    return (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1][:200]
+    return (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:200]
 
 
 def main() -> int:

@@ -54,17 +54,16 @@ def test_every_release_has_every_convention():
         assert all(expected <= names for names in lookup.values()), lookup
 
 
-@pytest.mark.parametrize("target", list(DEVICES))
-def test_release_artifacts_match_numpy(target, libs):
+ON_DEVICES = [(target, item) for target in DEVICES for item in release_cases(target)]
+
+
+@pytest.mark.parametrize(
+    ("target", "item"), ON_DEVICES, ids=[f"{t}-{case_id(item)}" for t, item in ON_DEVICES]
+)
+def test_release_artifact_matches_numpy(target, item, libs):
+    version, case = item
     dev = device(target)
-    failures = []
-    for version, case in release_cases(target):
-        try:
-            check_results(case, run_case(tvm, version, case, library(version, case, libs), dev))
-        except Exception as err:  # every case runs; the failures are reported together
-            failures.append(f"{version} {case['file']}: {type(err).__name__}: {err}")
-    assert not failures, "\n".join(failures)
-    assert release_cases(target)
+    check_results(case, run_case(tvm, version, case, library(version, case, libs), dev))
 
 
 # ------------------------------------------------------------------ the fake CUDA driver and HIP
