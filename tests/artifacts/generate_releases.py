@@ -102,14 +102,43 @@ def device_module_kind(mod: Any) -> str | None:
     return None
 
 
-def entry(case: Any, target: str, rel_so: str, out: Path, built: Any, verified: str) -> dict[str, Any]:
-    # Stored gzip-compressed (a third of the size); the tests decompress them.
-    e = {"target": target, "file": rel_so + ".gz", "verified": verified, **g.symbol_info(out / rel_so)}
-    e.update(g.inspect_built(built.mod))
-    kind = device_module_kind(built.mod)
-    if kind is not None:
-        e["device_module"] = kind
-    return e
+def export(
+    out: Path, target: str, case: Any, built: Any, kind: str, run_cpu: Any, manifest: list[dict[str, Any]]
+) -> None:
+    """Export `built`, run it under this release's runtime when it is a CPU artifact
+    (`run_cpu(loaded, call)` gives its outputs), and record it in the manifest."""
+    rel_so, rel_npz = f"{target}/{case.name}.so", f"{case.name}.npz"
+    built.export_library(str(out / rel_so))
+    verified = "cpu-equivalent"
+    if target == "cpu":
+        loaded = tvm.runtime.load_module(str(out / rel_so))
+        for call in case.calls:
+            g.check(rel_so, run_cpu(loaded, call), call, case.rtol, case.atol)
+        verified = "artifact"
+    e: dict[str, Any] = {
+        "name": case.name,
+        "kind_of_case": kind,
+        "function": "main" if kind == "vm" else case.name,
+    }
+    if kind == "vm":
+        e["output_is_tuple"] = case.output_is_tuple
+    e.update(
+        calls=[g.call_json(rel_npz, c, vm=kind == "vm") for c in case.calls],
+        rtol=case.rtol,
+        atol=case.atol,
+        description=case.description,
+        target=target,
+        # Stored gzip-compressed (a third of the size); the tests decompress them.
+        file=rel_so + ".gz",
+        verified=verified,
+        **g.symbol_info(out / rel_so),
+        **g.inspect_built(built.mod),
+    )
+    device_kind = device_module_kind(built.mod)
+    if device_kind is not None:
+        e["device_module"] = device_kind
+    manifest.append(e)
+    print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")
 
 
 def build_kernels(out: Path, targets: list[str], manifest: list[dict[str, Any]]) -> None:
@@ -121,8 +150,7 @@ def build_kernels(out: Path, targets: list[str], manifest: list[dict[str, Any]])
             g.check(
                 f"{name} (cpu reference)", g.run_kernel_cpu(cpu_ref[name], call), call, case.rtol, case.atol
             )
-        rel_npz = f"{name}.npz"
-        g.save_npz(out / rel_npz, g.merged_arrays(case.calls))
+        g.save_npz(out / f"{name}.npz", g.merged_arrays(case.calls))
         for target in targets:
             if name not in KERNELS["cpu" if target == "cpu" else "gpu"]:
                 continue
@@ -131,60 +159,20 @@ def build_kernels(out: Path, targets: list[str], manifest: list[dict[str, Any]])
             if schedule is not None:
                 schedule(sch)
             built = tvm.compile(sch.mod, target=make_target(target))
-            rel_so = f"{target}/{name}.so"
-            built.export_library(str(out / rel_so))
-            verified = "cpu-equivalent"
-            if target == "cpu":
-                loaded = tvm.runtime.load_module(str(out / rel_so))
-                for call in case.calls:
-                    g.check(rel_so, g.run_kernel_cpu(loaded[name], call), call, case.rtol, case.atol)
-                verified = "artifact"
-            manifest.append(
-                {
-                    "name": name,
-                    "kind_of_case": "kernel",
-                    "function": name,
-                    "calls": [g.call_json(rel_npz, c, vm=False) for c in case.calls],
-                    "rtol": case.rtol,
-                    "atol": case.atol,
-                    "description": case.description,
-                    **entry(case, target, rel_so, out, built, verified),
-                }
+            export(
+                out, target, case, built, "kernel", lambda m, c, n=name: g.run_kernel_cpu(m[n], c), manifest
             )
-            print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")
 
 
 def build_models(out: Path, targets: list[str], manifest: list[dict[str, Any]]) -> None:
     for case in g.model_cases():
-        rel_npz = f"{case.name}.npz"
-        g.save_npz(out / rel_npz, g.merged_arrays(case.calls))
+        g.save_npz(out / f"{case.name}.npz", g.merged_arrays(case.calls))
         for target in targets:
             if target not in MODEL_TARGETS or case.name not in MODELS["cpu" if target == "cpu" else "gpu"]:
                 continue
             built = tvm.compile(case.mod, target=make_target(target))
-            rel_so = f"{target}/{case.name}.so"
-            built.export_library(str(out / rel_so))
-            verified = "cpu-equivalent"
-            if target == "cpu":
-                loaded = tvm.runtime.load_module(str(out / rel_so))
-                for call in case.calls:
-                    got = g.run_vm_cpu(loaded, call, case.output_is_tuple)
-                    g.check(rel_so, got, call, case.rtol, case.atol)
-                verified = "artifact"
-            manifest.append(
-                {
-                    "name": case.name,
-                    "kind_of_case": "vm",
-                    "function": "main",
-                    "output_is_tuple": case.output_is_tuple,
-                    "calls": [g.call_json(rel_npz, c, vm=True) for c in case.calls],
-                    "rtol": case.rtol,
-                    "atol": case.atol,
-                    "description": case.description,
-                    **entry(case, target, rel_so, out, built, verified),
-                }
-            )
-            print(f"  {rel_so:28s} {(out / rel_so).stat().st_size:8d} bytes  {verified}")
+            run = lambda m, c, t=case.output_is_tuple: g.run_vm_cpu(m, c, t)  # noqa: E731
+            export(out, target, case, built, "vm", run, manifest)
 
 
 def main(argv: list[str] | None = None) -> int:

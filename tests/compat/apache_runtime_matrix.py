@@ -1,7 +1,9 @@
 """How apache-tvm's own runtime does on the releases' fixtures (tests/artifacts/releases): run by
-hand in a venv with apache-tvm installed, for the compatibility page's table::
+hand in a venv with apache-tvm and pytest (the tests' helpers import it), for the compatibility
+page's table::
 
-    /work/venvs/tvm027/bin/python tests/compat/apache_runtime_matrix.py [--targets cpu opencl]
+    python3 -m venv /tmp/apache027 && /tmp/apache027/bin/pip install apache-tvm==0.27.0.post1 numpy pytest
+    /tmp/apache027/bin/python tests/compat/apache_runtime_matrix.py [--targets cpu opencl]
 
 Prints, per release and target, how many cases match numpy, and every failure.  Each case runs in
 a child interpreter, so one that kills the process (0.25's OpenCL host code under apache-tvm
@@ -17,19 +19,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from release_support import VERSIONS, library, release_cases  # noqa: E402
 
 CHILD = """
 import sys
-sys.path.insert(0, {here!r})
+sys.path[:0] = [{here!r}, {tests!r}]
 import tvm
-from release_support import MANIFESTS, check_results, run_case
+from release_support import MANIFESTS, run_case
 case = [c for c in MANIFESTS[{version!r}]["cases"] if c["file"] == {file!r}][0]
 dev = tvm.device({device_type}, 0)
 if not dev.exist:
     print("NO DEVICE"); sys.exit(3)
-check_results(case, run_case(tvm, {version!r}, case, {so!r}, dev))
+run_case(tvm, {version!r}, case, {so!r}, dev)
 print("OK")
 """
 

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from backend_testing import check_outputs, check_relax_case
 
-# Not from conftest: apache_runtime_matrix.py imports this module in a venv without pytest.
-REPO = Path(os.environ.get("TVM_REPO_ROOT", Path(__file__).resolve().parents[2]))
-RELEASES = REPO / "tests" / "artifacts" / "releases"
+from conftest import ARTIFACTS, run_kernel_call
+
+RELEASES = ARTIFACTS / "releases"
 # Every release on PyPI whose artifacts tvm-runtime runs; the generator writes one directory each.
 VERSIONS = ("0.25.0.post1", "0.26.0", "0.27.0.post1")
 MANIFESTS = {v: json.loads((RELEASES / v / "manifest.json").read_text()) for v in VERSIONS}
@@ -41,44 +42,20 @@ def library(version: str, case: dict[str, Any], out_dir: Path) -> str:
     return str(so)
 
 
-def run_case(
-    tvm: Any, version: str, case: dict[str, Any], so: str, dev: Any
-) -> list[tuple[str, Any, np.ndarray]]:
-    """Every call of the case on `dev`: (key, result tensor, numpy's expected array) per output."""
+def run_case(tvm: Any, version: str, case: dict[str, Any], so: str, dev: Any, check: bool = True) -> None:
+    """Every call of the case on `dev`, checked against numpy's expected arrays unless `check` is
+    False (a fake driver runs no kernel)."""
     mod = tvm.runtime.load_module(so)
-    vm = tvm.runtime.vm.VirtualMachine(mod, dev) if case["kind_of_case"] == "vm" else None
-    results = []
-    for call in case["calls"]:
-        data = np.load(RELEASES / version / call["npz"])
-        args: list[Any] = []
-        outputs = []
-        for arg in call["args"]:
-            if arg["kind"] == "input":
-                args.append(tvm.runtime.tensor(data[arg["key"]], dev))
-            elif arg["kind"] == "output":
-                out = tvm.runtime.empty(arg["shape"], arg["dtype"], dev)
-                args.append(out)
-                outputs.append((arg["key"], out, data[arg["key"]]))
-            else:
-                args.append(arg["value"])
-        if vm is None:
-            mod[case["function"]](*args)
-            results.extend(outputs)
-            continue
-        res = vm[case["function"]](*args)
-        got = list(res) if case["output_is_tuple"] else [res]
-        assert len(got) == len(call["outputs"]), (case["name"], len(got), call["outputs"])
-        results.extend((key, t, data[key]) for key, t in zip(call["outputs"], got, strict=True))
-    return results
-
-
-def check_results(case: dict[str, Any], results: list[tuple[str, Any, np.ndarray]]) -> None:
-    assert results
-    for key, out, expected in results:
-        np.testing.assert_allclose(
-            out.numpy().astype("float64"),
-            expected.astype("float64"),
-            rtol=case["rtol"],
-            atol=case["atol"],
-            err_msg=f"{case['name']}: {key}",
-        )
+    root = RELEASES / version
+    if case["kind_of_case"] == "kernel":
+        for call in case["calls"]:
+            outputs = run_kernel_call(tvm, case, call, dev, root=root, mod=mod)
+            if check:
+                check_outputs(case, outputs)
+    elif check:
+        check_relax_case(tvm, case, mod, dev, root=root)
+    else:
+        vm = tvm.runtime.vm.VirtualMachine(mod, dev)
+        for call in case["calls"]:
+            data = np.load(root / call["npz"])
+            vm[case["function"]](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
