@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 from backend_testing import device_or_skip, parse_log
-from release_support import MANIFESTS, VERSIONS, case_id, library, release_cases, run_case
+from release_support import MANIFESTS, RELEASES, VERSIONS, case_id, library, release_cases, run_case
 
 import tvm
 from conftest import REPO, child_result, run_python
@@ -163,3 +163,39 @@ def test_release_rocm_artifacts_launch_on_the_fake_hip(tmp_path_factory, libs):
     for key, r in result.items():
         assert launched(r["log"]), (key, r["log"][-2000:])
         assert "launch_rejected" not in r["log"], (key, r["log"][-2000:])
+
+
+def test_release_metal_artifacts_match_numpy_on_the_fake_metal(tmp_path_factory):
+    # The fake Metal runs its CPU references of these kernels (tests/metal/test_metal_fixtures.py),
+    # so the results are checked against numpy, with every release's MSL and host code.
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "metal"))
+    from metal_fakes import build_metal_fakes
+    from test_metal_fixtures import run_child
+
+    env = build_metal_fakes(tmp_path_factory.mktemp("fake-metal"))
+    root = tmp_path_factory.mktemp("release-metal")
+    cases = {}
+    for version, case in release_cases("metal"):
+        library(version, case, root)
+        for call in case["calls"]:
+            shutil.copy(RELEASES / version / call["npz"], root / version / call["npz"])
+        cases.setdefault(version, []).append({**case, "file": case["file"].removesuffix(".gz")})
+    body = f"""
+dev = tvm.metal(0)
+res = {{}}
+for version, cases in {cases!r}.items():
+    ART = {str(root)!r} + "/" + version
+    for case in cases:
+        try:
+            res[version + " " + case["file"]] = [bool(run_call(case, c, dev)["log"]) for c in case["calls"]]
+        except Exception as err:
+            res[version + " " + case["file"]] = f"{{type(err).__name__}}: {{err}}"
+print(json.dumps(res))
+"""
+    result = run_child(env, body)
+    assert set(result) == {f"{v} {c['file'].removesuffix('.gz')}" for v, c in release_cases("metal")}
+    bad = {k: r for k, r in result.items() if not isinstance(r, list) or not all(r)}
+    assert not bad, json.dumps(bad, indent=1)

@@ -56,8 +56,8 @@ EDITS = {
         "__TVMBackendAllocWorkspacX",
     ),
     "library context renamed": (
-        "0.26.0",
-        "cpu/mlp.so.gz",
+        "0.27.0.post1",
+        "opencl/multi_out.so.gz",
         b"__tvm_ffi__library_ctx",
         b"__tvm_ffi__library_ctX",
         "__tvm_ffi__library_ctX",
