@@ -45,8 +45,8 @@ EDITS = {
         "0.27.0.post1",
         "opencl/workspace.so.gz",
         b"__TVMFFIHandleInitOnce",
-        b"__TVMFFIHandleInitTwo",
-        "__TVMFFIHandleInitTwo",
+        b"__TVMFFIHandleInitTwo_",
+        "__TVMFFIHandleInitTwo_",
     ),
     "workspace slot renamed": (
         "0.26.0",
