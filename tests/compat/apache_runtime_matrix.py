@@ -39,6 +39,7 @@ print("OK")
 def run_one(version: str, case: dict, so: str, device_type: int) -> str:
     code = CHILD.format(
         here=str(Path(__file__).resolve().parent),
+        tests=str(Path(__file__).resolve().parents[1]),
         version=version,
         file=case["file"],
         so=so,
