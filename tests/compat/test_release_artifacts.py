@@ -1,7 +1,8 @@
 """Artifacts of every apache-tvm release on PyPI (0.25.0.post1, 0.26.0, 0.27.0.post1; the same
 kernels and Relax models, tests/artifacts/generate_releases.py) run on every device present:
-numpy's results on the CPU, OpenCL (PoCL) and WebGPU (lavapipe); on the fake CUDA driver and the
-fake HIP, which run no kernel, each artifact loads, its host code runs and launches its kernels.
+numpy's results on the CPU, OpenCL (PoCL), WebGPU (lavapipe) and the fake Metal (CPU references of
+the kernels); on the fake CUDA driver and the fake HIP, which run no kernel, each artifact loads, its
+host code runs and launches every kernel of its module.
 
 0.25's GPU host code looks kernels up through `__TVMBackendGetFuncFromEnv`, 0.26's and 0.27's
 through `__TVMFFIEnvModLookupFromImports` + `__TVMFFIHandleInitOnce` (docs/compatibility.md).
