@@ -52,11 +52,12 @@ def case(target: str, name: str) -> dict[str, Any]:
 
 
 def run_kernel_call(
-    tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: Any
+    tvm: Any, case_: dict[str, Any], call: dict[str, Any], dev: Any, root: Path = ARTIFACTS, mod: Any = None
 ) -> list[tuple[str, Any, np.ndarray]]:
-    """Run one manifest call on ``dev``; returns (key, tensor, expected) per output."""
-    mod = tvm.runtime.load_module(str(ARTIFACTS / case_["file"]))
-    data = np.load(ARTIFACTS / call["npz"])
+    """Run one manifest call on ``dev``; returns (key, tensor, expected) per output.  Paths are
+    relative to ``root``; ``mod``, when given, is the case's module already loaded."""
+    mod = mod if mod is not None else tvm.runtime.load_module(str(root / case_["file"]))
+    data = np.load(root / call["npz"])
     args: list[Any] = []
     outputs = []
     for arg in call["args"]:

@@ -26,6 +26,10 @@ void RegisterContextSymbols() {
       // Our wrapper of tvm-ffi's lookup names the wheel that provides a missing function.
       {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(LookupFromImportsWithHint)},
       {"__TVMFFIHandleInitOnce", reinterpret_cast<void*>(TVMFFIHandleInitOnce)},
+      // apache-tvm 0.25 host code looks kernels up through this slot instead of the two above,
+      // with the same (library_ctx, name, out) signature and a borrowed result it caches itself
+      // (docs/compatibility.md, "Artifacts of older compilers").
+      {"__TVMBackendGetFuncFromEnv", reinterpret_cast<void*>(LookupFromImportsWithHint)},
       {"__TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(TVMFFIErrorSetRaisedFromCStr)},
       {"__TVMBackendAllocWorkspace", reinterpret_cast<void*>(TVMBackendAllocWorkspace)},
       {"__TVMBackendFreeWorkspace", reinterpret_cast<void*>(TVMBackendFreeWorkspace)},

@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "compiler_versions.h"
+#include "context_symbols.h"
 #include "core_init.h"
 #include "library_bin.h"
 #include "mapped_file.h"
@@ -95,7 +97,8 @@ ffi::Module LoadFromBytes(const std::string& kind, const char* data, size_t size
                         "'" + path + "' holds a module of kind '" + kind +
                             "', which no installed tvm-runtime wheel can load (no " + key +
                             " is registered). Check `python -m tvm.backend` for the backends "
-                            "this environment has.");
+                            "this environment has; tvm-runtime runs the module kinds of " +
+                            kSupportedCompilers + ".");
   }
   return (*loader)(ffi::Bytes(data, size)).cast<ffi::Module>();
 }
@@ -167,10 +170,13 @@ bool ProvideMissingDependency(const std::string& dlopen_error, const std::string
 ffi::Module LoadLibraryModule(const std::string& path) {
   auto file = std::make_shared<MappedFile>(path, MappedFile::Mode::kCopyOnWrite, /*keep_fd=*/true);
   SymbolBytes bin;
+  std::vector<std::string> imported;
   if (file->ok()) {
     bin = FindDynamicSymbol(*file, kLibraryBinSymbol);
-    // Before dlopen: nothing of a corrupted library runs, not even its constructors.
+    // Before dlopen: nothing of a corrupted library runs, not even its constructors; nor of
+    // one expecting context symbols this runtime does not fill (another compiler's convention).
     if (bin.data != nullptr) CheckLibraryBinContainer(bin, path);
+    imported = CheckContextSymbols(*file, path);
   }
   void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -187,6 +193,7 @@ ffi::Module LoadLibraryModule(const std::string& path) {
       backend::ThrowError("RuntimeError", "cannot load the library '" + path + "': " + reason);
     }
   }
+  CheckImportedFunctions(handle, imported, path);
   auto lib = ffi::make_object<LibraryModule>(handle);
   // The addresses compiled host code calls through (TVMBackend*, tvm-ffi's C API).
   ffi::Module::VisitContextSymbols([&lib](ffi::String name, void* value) {

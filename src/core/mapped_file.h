@@ -140,43 +140,55 @@ struct SymbolBytes {
 };
 
 #ifdef TVM_RUNTIME_HAVE_ELF_H
-/* The bytes of the dynamic symbol `name` of an ELF64 little-endian file; empty when it has none
- * or is not such a file. */
-inline SymbolBytes FindElfDynamicSymbol(const MappedFile& f, const char* name) {
+/* Calls fn(header, sections, symbol, name) for each dynamic symbol of an ELF64 little-endian
+ * file whose name lies inside the string table, until fn returns true; nothing when the file is
+ * not such a file. */
+template <typename Fn>
+void VisitElfDynamicSymbols(const MappedFile& f, Fn fn) {
   const auto* eh = f.At<Elf64_Ehdr>(0);
   if (eh == nullptr || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr)) {
-    return {};
+    return;
   }
   const auto* sections = f.At<Elf64_Shdr>(eh->e_shoff, eh->e_shnum);
-  if (sections == nullptr) return {};
-  const size_t name_len = std::strlen(name);
+  if (sections == nullptr) return;
   for (uint16_t s = 0; s < eh->e_shnum; ++s) {
     const Elf64_Shdr& symtab = sections[s];
     if (symtab.sh_type != SHT_DYNSYM || symtab.sh_link >= eh->e_shnum) continue;
     const Elf64_Shdr& strtab = sections[symtab.sh_link];
     const auto* syms = f.At<Elf64_Sym>(symtab.sh_offset, symtab.sh_size / sizeof(Elf64_Sym));
     const char* strings = f.At<char>(strtab.sh_offset, strtab.sh_size);
-    if (syms == nullptr || strings == nullptr) return {};
+    if (syms == nullptr || strings == nullptr) return;
     for (uint64_t i = 0; i < symtab.sh_size / sizeof(Elf64_Sym); ++i) {
       const Elf64_Sym& sym = syms[i];
-      if (sym.st_name >= strtab.sh_size || strtab.sh_size - sym.st_name <= name_len ||
-          std::memcmp(strings + sym.st_name, name, name_len + 1) != 0) {
-        continue;
-      }
-      if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh->e_shnum) return {};
-      const Elf64_Shdr& home = sections[sym.st_shndx];
-      if (home.sh_type == SHT_NOBITS || sym.st_value < home.sh_addr ||
-          sym.st_value - home.sh_addr > home.sh_size ||
-          sym.st_size > home.sh_size - (sym.st_value - home.sh_addr)) {
-        return {};
-      }
-      const char* bytes = f.At<char>(home.sh_offset + (sym.st_value - home.sh_addr), sym.st_size);
-      if (bytes == nullptr) return {};
-      return {bytes, sym.st_size};
+      if (sym.st_name >= strtab.sh_size) continue;
+      const char* name = strings + sym.st_name;
+      // Only names terminated inside the table.
+      if (std::memchr(name, 0, strtab.sh_size - sym.st_name) == nullptr) continue;
+      if (fn(*eh, sections, sym, name)) return;
     }
   }
-  return {};
+}
+
+/* The bytes of the dynamic symbol `name` of an ELF64 little-endian file; empty when it has none
+ * or is not such a file. */
+inline SymbolBytes FindElfDynamicSymbol(const MappedFile& f, const char* name) {
+  SymbolBytes found;
+  VisitElfDynamicSymbols(f, [&](const Elf64_Ehdr& eh, const Elf64_Shdr* sections,
+                                const Elf64_Sym& sym, const char* sym_name) {
+    if (std::strcmp(sym_name, name) != 0) return false;
+    if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh.e_shnum) return true;
+    const Elf64_Shdr& home = sections[sym.st_shndx];
+    if (home.sh_type == SHT_NOBITS || sym.st_value < home.sh_addr ||
+        sym.st_value - home.sh_addr > home.sh_size ||
+        sym.st_size > home.sh_size - (sym.st_value - home.sh_addr)) {
+      return true;
+    }
+    const char* bytes = f.At<char>(home.sh_offset + (sym.st_value - home.sh_addr), sym.st_size);
+    if (bytes != nullptr) found = {bytes, sym.st_size};
+    return true;
+  });
+  return found;
 }
 #endif  // TVM_RUNTIME_HAVE_ELF_H
 

@@ -4,6 +4,7 @@ results against numpy, threads, symbolic shapes, scalar arguments, copies."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -113,11 +114,12 @@ def check_time_evaluator(tvm: Any, target: str, dev: Any) -> None:
     np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-6)
 
 
-def check_relax_case(tvm: Any, case_: dict[str, Any], mod: Any, dev: Any) -> None:
-    """Every call of a Relax (`vm`) manifest case through vm["main"] on `dev`."""
+def check_relax_case(tvm: Any, case_: dict[str, Any], mod: Any, dev: Any, root: Path = ARTIFACTS) -> None:
+    """Every call of a Relax (`vm`) manifest case through vm["main"] on `dev` (npz paths
+    relative to `root`)."""
     vm = tvm.runtime.vm.VirtualMachine(mod, dev)
     for call in case_["calls"]:
-        data = np.load(ARTIFACTS / call["npz"])
+        data = np.load(root / call["npz"])
         res = vm["main"](*[tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]])
         results = list(res) if case_["output_is_tuple"] else [res]
         # Every expected output, no more and no fewer: zip alone would stop at the shorter list.

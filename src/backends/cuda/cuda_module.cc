@@ -32,7 +32,7 @@ bool IsBinaryFormat(const std::string& fmt) {
   backend::ThrowError("ValueError",
                       "unknown CUDA module format '" + fmt +
                           "' (expected 'cuda', 'ptx', 'cubin' or 'fatbin'); the artifact was not "
-                          "written by apache-tvm 0.27 or is corrupted");
+                          "written by apache-tvm 0.25-0.27 or is corrupted");
 }
 
 std::string Describe(const CudaDevice& d) {

@@ -53,7 +53,7 @@ class MetalModule final : public backend::DeviceModuleBase {
 [[noreturn]] void RejectFormat(backend::BlobReader* reader, const std::string& fmt) {
   reader->Fail("unknown Metal module format '" + backend::Printable(fmt) +
                "' (apache-tvm 0.27 writes 'metal' for MSL source or 'metallib'); the artifact "
-               "was not written by apache-tvm 0.27 or is corrupted");
+               "was not written by apache-tvm 0.25-0.27 or is corrupted");
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ class OpenCLModule final : public backend::DeviceModuleBase {
   }
   backend::ThrowError("ValueError", "unknown OpenCL module format '" + fmt +
                                         "' (expected 'cl'); the artifact was not written by "
-                                        "apache-tvm 0.27 or is corrupted");
+                                        "apache-tvm 0.25-0.27 or is corrupted");
 }
 
 }  // namespace

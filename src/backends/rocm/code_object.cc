@@ -67,9 +67,10 @@ uint32_t ReadU32(const std::string& s, size_t at) {
 }
 
 [[noreturn]] void NotACodeObject(const std::string& why) {
-  backend::ThrowError("ValueError", "the 'hip' module's code is not an AMDGPU code object (" + why +
-                                        "); the artifact was not written by apache-tvm 0.27 for "
-                                        "a rocm target, or it is corrupted");
+  backend::ThrowError("ValueError",
+                      "the 'hip' module's code is not an AMDGPU code object (" + why +
+                          "); the artifact was not written by apache-tvm 0.25-0.27 for "
+                          "a rocm target, or it is corrupted");
 }
 
 std::string FeatureV4(uint32_t field, uint32_t any, uint32_t off, uint32_t on) {

@@ -100,7 +100,7 @@ VulkanShader ReadShader(const std::string& kernel, const std::string& bytes) {
   if (header.fmt != "vulkan") {
     backend::ThrowError("ValueError", "unknown Vulkan module format '" + header.fmt +
                                           "' (expected 'vulkan'); the artifact was not written by "
-                                          "apache-tvm 0.27 or is corrupted");
+                                          "apache-tvm 0.25-0.27 or is corrupted");
   }
   std::map<std::string, VulkanShader> shaders;
   for (const auto& entry : header.fmap) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "../compiler_versions.h"
 #include "../tensor_record.h"
 #include "vm.h"
 #include "vm_init.h"
@@ -170,8 +171,8 @@ void VMExecutable::ParseBody(const char* data, size_t size) {
         "ValueError",
         "Cannot load this Relax VM executable: this artifact was built by a TVM whose "
         "VM format is " +
-            version + "; tvm-runtime supports " + kVMFormatVersion +
-            " (apache-tvm 0.27). Re-export the model with apache-tvm 0.27.");
+            version + "; tvm-runtime supports " + kVMFormatVersion + ", the format of " +
+            kSupportedCompilers + ". " + kReexportAdvice);
   }
 
   // Function table.
