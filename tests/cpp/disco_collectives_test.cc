@@ -2,21 +2,25 @@
 // dtype the reductions take and every reduce kind, over shared memory (ShmCommunicator) and over
 // TCP on loopback (PeerCommunicator on TcpTransport), with 2, 3 and 4 ranks as threads, checked
 // exactly against a serial reference computed here; then a rank that aborts and a rank whose
-// thread ends mid-collective: every other rank gets a PeerFailure naming it, within a deadline.
+// thread or process ends mid-collective: every other rank gets a PeerFailure naming it, within a
+// deadline.
 #include <dlpack/dlpack.h>
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,19 +76,38 @@ Factory MakeFactory(Kind kind, int n, const std::string& test) {
   };
 }
 
-/* Runs body(rank, communicator) on n threads; returns what each rank reported ("" = fine). */
+/* Runs body(rank, communicator) on n threads (but rank `elsewhere`, run by another process);
+ * returns what each rank reported ("" = fine). */
 std::vector<std::string> RunRanks(
     int n, const Factory& factory,
-    const std::function<std::string(int, std::unique_ptr<Communicator>*)>& body) {
+    const std::function<std::string(int, std::unique_ptr<Communicator>*)>& body,
+    int elsewhere = -1) {
+  // A rank keeps its communicator until every rank is done, as Disco workers do until the session
+  // ends: a rank that leaves is a failure to the ranks still waiting in a collective.
+  std::mutex mu;
+  std::condition_variable all_done;
+  int done = 0;
+  auto finish = [&](std::unique_ptr<Communicator>* comm) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (++done == n) all_done.notify_all();
+    all_done.wait(lock, [&] { return done == n; });
+    comm->reset();
+  };
   std::vector<std::future<std::string>> ranks;
   for (int r = 0; r < n; ++r) {
     ranks.push_back(std::async(std::launch::async, [&, r]() -> std::string {
+      std::unique_ptr<Communicator> comm;
+      std::string out;
       try {
-        std::unique_ptr<Communicator> comm = factory(r);
-        return body(r, &comm);
+        if (r != elsewhere) {
+          comm = factory(r);
+          out = body(r, &comm);
+        }
       } catch (const std::exception& err) {
-        return std::string("rank ") + std::to_string(r) + " threw: " + err.what();
+        out = std::string("rank ") + std::to_string(r) + " threw: " + err.what();
       }
+      finish(&comm);
+      return out;
     }));
   }
   std::vector<std::string> out;
@@ -322,25 +345,56 @@ std::string AllReduceUntilFailure(Communicator* comm) {
   return "no failure";
 }
 
-/* Rank 1 runs `culprit` (with a future that is ready once the others failed); every other rank
- * runs allreduces until one fails.  Returns what each rank's failure said. */
-using Culprit = std::function<void(std::unique_ptr<Communicator>*, std::shared_future<void>)>;
-
-std::vector<std::string> RunWithCulprit(Kind kind, int n, const std::string& test,
-                                        const Culprit& culprit) {
-  std::promise<void> others_failed;
-  std::shared_future<void> failed = others_failed.get_future().share();
-  std::atomic<int> finished{0};
-  return RunRanks(n, MakeFactory(kind, n, test),
+/* Rank 1 runs `culprit`; every other rank runs allreduces until one fails.  Returns what each
+ * rank's failure said.  (Every rank keeps its communicator until all are done: RunRanks.) */
+std::vector<std::string> RunWithCulprit(Kind kind, const std::string& test,
+                                        const std::function<void(Communicator*)>& culprit) {
+  return RunRanks(3, MakeFactory(kind, 3, test),
                   [&](int rank, std::unique_ptr<Communicator>* comm) -> std::string {
-                    if (rank == 1) {
-                      culprit(comm, failed);
-                      return "";
-                    }
-                    std::string what = AllReduceUntilFailure(comm->get());
-                    if (++finished == n - 1) others_failed.set_value();
-                    return what;
+                    if (rank != 1) return AllReduceUntilFailure(comm->get());
+                    culprit(comm->get());
+                    return "";
                   });
+}
+
+/* Rank 1 joins, runs one allreduce with the others and ends without a word, as a killed worker
+ * would: its own thread ends (holding its shared-memory mutex; its sockets closed, as a process
+ * exit closes them), or its own process exits.  Ranks 0 and 2 run allreduces until one fails. */
+std::vector<std::string> RunWithDyingRank(Kind kind, const std::string& test, bool process) {
+  Factory factory = MakeFactory(kind, 3, test);
+  auto live_and_die = [&] {
+    std::unique_ptr<Communicator> comm = factory(1);
+    OneAllReduce(comm.get());
+    // Shared memory: the thread ends still holding its robust mutex (the communicator leaks).
+    if (kind == Kind::kShm) (void)comm.release();
+  };
+  pid_t child = -1;
+  std::thread thread;
+  if (process) {
+    child = ::fork();
+    if (child == 0) {
+      try {
+        live_and_die();
+      } catch (...) {
+        std::_Exit(1);
+      }
+      std::_Exit(0);
+    }
+  } else {
+    thread = std::thread(live_and_die);
+  }
+  std::vector<std::string> got = RunRanks(
+      3, factory,
+      [](int, std::unique_ptr<Communicator>* comm) { return AllReduceUntilFailure(comm->get()); },
+      /*elsewhere=*/1);
+  if (process) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "rank 1's process failed");
+  } else {
+    thread.join();
+  }
+  return got;
 }
 
 /* Both survivors (ranks 0 and 2) got a PeerFailure in allreduce, and the first to notice named
@@ -368,13 +422,10 @@ TEST_CASE("disco collectives: every collective x dtype x reduce kind, shared mem
 TEST_CASE("disco collectives: a rank that aborts fails every other rank") {
   for (Kind kind : {Kind::kShm, Kind::kTcp}) {
     std::string test = std::string("abort-") + KindName(kind);
-    std::vector<std::string> got = RunWithCulprit(
-        kind, 3, test, [](std::unique_ptr<Communicator>* comm, std::shared_future<void> failed) {
-          OneAllReduce(comm->get());
-          (*comm)->Abort("Disco worker 1 failed: boom");
-          // Stay attached until the others noticed: they must see the abort, not a departure.
-          failed.wait_for(kDeadline);
-        });
+    std::vector<std::string> got = RunWithCulprit(kind, test, [](Communicator* comm) {
+      OneAllReduce(comm);
+      comm->Abort("Disco worker 1 failed: boom");
+    });
     CAPTURE(test);
     if (kind == Kind::kShm) {
       // Shared memory carries the reason itself, to every rank.
@@ -387,24 +438,17 @@ TEST_CASE("disco collectives: a rank that aborts fails every other rank") {
   }
 }
 
-TEST_CASE("disco collectives: a rank whose thread ends mid-collective is named, nobody hangs") {
-  for (Kind kind : {Kind::kShm, Kind::kTcp}) {
-    std::string test = std::string("death-") + KindName(kind);
-    std::vector<std::string> got = RunWithCulprit(
-        kind, 3, test, [kind](std::unique_ptr<Communicator>* comm, std::shared_future<void>) {
-          OneAllReduce(comm->get());
-          if (kind == Kind::kShm) {
-            // The thread ends still holding its robust mutex, as a killed process would.
-            comm->release();
-          } else {
-            comm->reset();  // a process that ends closes its sockets
-          }
-        });
-    CAPTURE(test);
-    CheckSurvivors(got, kind == Kind::kShm
-                            ? "PeerFailure(1): allreduce failed: Disco worker 1 exited (its "
-                              "process or thread ended) while Disco worker "
-                            : "PeerFailure(1): allreduce failed: the connection between Disco "
-                              "worker ");
+TEST_CASE("disco collectives: a rank whose thread or process ends mid-collective is named") {
+  for (bool process : {false, true}) {
+    for (Kind kind : {Kind::kShm, Kind::kTcp}) {
+      std::string test = std::string(process ? "exit-" : "death-") + KindName(kind);
+      std::vector<std::string> got = RunWithDyingRank(kind, test, process);
+      CAPTURE(test);
+      CheckSurvivors(got, kind == Kind::kShm
+                              ? "PeerFailure(1): allreduce failed: Disco worker 1 exited (its "
+                                "process or thread ended) while Disco worker "
+                              : "PeerFailure(1): allreduce failed: the connection between Disco "
+                                "worker ");
+    }
   }
 }
