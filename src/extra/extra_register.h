@@ -10,6 +10,14 @@ void RegisterTopkFunction();
 void RegisterRandomFunctions();
 void RegisterThreadingFunctions();
 
+namespace disco {  // only in a build with Disco (TVMRT_EXTRA_WITH_DISCO)
+
+void RegisterWorkerContextFunctions();  // tvm_runtime.disco.*: the worker's identity
+void RegisterDiscoBuiltins();           // runtime.disco.*: what compiled code calls
+void RegisterCpuCclFunctions();         // runtime.disco.cpu.*: the cpu collective library
+
+}  // namespace disco
+
 }  // namespace extra
 }  // namespace tvm_runtime
 

@@ -7,9 +7,6 @@
 #include <tvm_runtime/backend/backend_entry.h>
 
 #include "extra_register.h"
-#if TVMRT_EXTRA_WITH_DISCO
-#include "disco/disco_register.h"
-#endif
 
 namespace tvm_runtime {
 namespace extra {
@@ -20,7 +17,9 @@ void RegisterExtraFunctions() {
   RegisterRandomFunctions();
   RegisterThreadingFunctions();
 #if TVMRT_EXTRA_WITH_DISCO
-  disco::RegisterDiscoFunctions();
+  disco::RegisterWorkerContextFunctions();
+  disco::RegisterDiscoBuiltins();
+  disco::RegisterCpuCclFunctions();
 #endif
 }
 

@@ -22,14 +22,14 @@
 #include <tvm/ffi/device.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <string>
 #include <unordered_map>
 
-#include "disco_register.h"
+#include "../extra_register.h"
 #include "worker_context.h"
 
 namespace tvm_runtime {
@@ -92,56 +92,57 @@ void BindWorkerToCpuCore(ffi::Shape cpu_ids) {
 }  // namespace
 
 void RegisterDiscoBuiltins() {
-  ffi::reflection::GlobalDef()
-      .def("runtime.disco.allreduce",
-           [](ffi::Tensor send, ffi::Shape kind, bool in_group, ffi::Tensor recv) {
-             CclFunction("allreduce")(send, ReduceKindFromShape(kind), in_group, recv);
-           })
-      .def("runtime.disco.allgather",
-           [](ffi::Tensor send, bool in_group, ffi::Tensor recv) {
-             CclFunction("allgather")(send, in_group, recv);
-           })
-      .def("runtime.disco.broadcast_from_worker0",
-           [](ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
-             CclFunction("broadcast_from_worker0")(send, in_group, recv);
-           })
-      .def("runtime.disco.scatter_from_worker0",
-           [](ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
-             CclFunction("scatter_from_worker0")(send, in_group, recv);
-           })
-      .def("runtime.disco.gather_to_worker0",
-           [](ffi::Tensor send, bool in_group, ffi::Optional<ffi::Tensor> recv) {
-             CclFunction("gather_to_worker0")(send, in_group, recv);
-           })
-      .def("runtime.disco.recv_from_worker0",
-           [](ffi::Tensor buffer) { CclFunction("recv_from_worker0")(buffer); })
-      .def("runtime.disco.send_to_next_group",
-           [](ffi::Tensor buffer) { CclFunction("send_to_next_group")(buffer); })
-      .def("runtime.disco.recv_from_prev_group",
-           [](ffi::Tensor buffer) { CclFunction("recv_from_prev_group")(buffer); })
-      .def(
-          "runtime.disco.send_to_worker",
-          [](ffi::Tensor buffer, int receiver) { CclFunction("send_to_worker")(buffer, receiver); })
-      .def("runtime.disco.recv_from_worker",
-           [](ffi::Tensor buffer, int sender) { CclFunction("recv_from_worker")(buffer, sender); })
-      .def("runtime.disco.worker_id",
-           [] { return ffi::Shape({CurrentWorker("runtime.disco.worker_id").worker_id}); })
-      .def(
-          "runtime.disco.worker_rank",
-          [] { return static_cast<int64_t>(CurrentWorker("runtime.disco.worker_rank").worker_id); })
-      .def("runtime.disco.world_size",
-           [] {
-             return static_cast<int64_t>(CurrentWorker("runtime.disco.world_size").num_workers);
-           })
-      .def("runtime.disco.device",
-           [] { return CurrentWorker("runtime.disco.device").default_device; })
-      .def("runtime.disco.empty", Empty)
-      .def("runtime.disco.bind_worker_to_cpu_core", BindWorkerToCpuCore)
-      // What the worker loop runs before it answers "sync": the CCL's pending work is done.
-      .def("tvm_runtime.disco.sync_worker", [] {
-        WorkerContext* w = CurrentWorkerOrNull();
-        if (w != nullptr && !w->ccl.empty()) CclFunction("sync_worker")();
-      });
+  using backend::SetGlobalFunction;
+  SetGlobalFunction("runtime.disco.allreduce",
+                    [](ffi::Tensor send, ffi::Shape kind, bool in_group, ffi::Tensor recv) {
+                      CclFunction("allreduce")(send, ReduceKindFromShape(kind), in_group, recv);
+                    });
+  SetGlobalFunction("runtime.disco.allgather",
+                    [](ffi::Tensor send, bool in_group, ffi::Tensor recv) {
+                      CclFunction("allgather")(send, in_group, recv);
+                    });
+  SetGlobalFunction("runtime.disco.broadcast_from_worker0",
+                    [](ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
+                      CclFunction("broadcast_from_worker0")(send, in_group, recv);
+                    });
+  SetGlobalFunction("runtime.disco.scatter_from_worker0",
+                    [](ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
+                      CclFunction("scatter_from_worker0")(send, in_group, recv);
+                    });
+  SetGlobalFunction("runtime.disco.gather_to_worker0",
+                    [](ffi::Tensor send, bool in_group, ffi::Optional<ffi::Tensor> recv) {
+                      CclFunction("gather_to_worker0")(send, in_group, recv);
+                    });
+  SetGlobalFunction("runtime.disco.recv_from_worker0",
+                    [](ffi::Tensor buffer) { CclFunction("recv_from_worker0")(buffer); });
+  SetGlobalFunction("runtime.disco.send_to_next_group",
+                    [](ffi::Tensor buffer) { CclFunction("send_to_next_group")(buffer); });
+  SetGlobalFunction("runtime.disco.recv_from_prev_group",
+                    [](ffi::Tensor buffer) { CclFunction("recv_from_prev_group")(buffer); });
+  SetGlobalFunction("runtime.disco.send_to_worker", [](ffi::Tensor buffer, int receiver) {
+    CclFunction("send_to_worker")(buffer, receiver);
+  });
+  SetGlobalFunction("runtime.disco.recv_from_worker", [](ffi::Tensor buffer, int sender) {
+    CclFunction("recv_from_worker")(buffer, sender);
+  });
+  SetGlobalFunction("runtime.disco.worker_id", [] {
+    return ffi::Shape({CurrentWorker("runtime.disco.worker_id").worker_id});
+  });
+  SetGlobalFunction("runtime.disco.worker_rank", [] {
+    return static_cast<int64_t>(CurrentWorker("runtime.disco.worker_rank").worker_id);
+  });
+  SetGlobalFunction("runtime.disco.world_size", [] {
+    return static_cast<int64_t>(CurrentWorker("runtime.disco.world_size").num_workers);
+  });
+  SetGlobalFunction("runtime.disco.device",
+                    [] { return CurrentWorker("runtime.disco.device").default_device; });
+  SetGlobalFunction("runtime.disco.empty", Empty);
+  SetGlobalFunction("runtime.disco.bind_worker_to_cpu_core", BindWorkerToCpuCore);
+  // What the worker loop runs before it answers "sync": the CCL's pending work is done.
+  SetGlobalFunction("tvm_runtime.disco.sync_worker", [] {
+    WorkerContext* w = CurrentWorkerOrNull();
+    if (w != nullptr && !w->ccl.empty()) CclFunction("sync_worker")();
+  });
 }
 
 }  // namespace disco

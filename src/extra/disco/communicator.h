@@ -5,9 +5,10 @@
  * operations use rank 0 of the communicator (worker 0 of the group or of the session).
  *
  * Two implementations: ShmCommunicator (every rank on this machine: threads or processes share a
- * memory segment) and TcpCommunicator (ranks on several machines, a mesh of TCP connections).
- * Both wait without a controller round trip, and both turn a peer that died, failed or closed its
- * end into an error naming that Disco worker instead of waiting forever.
+ * memory segment, one barrier per round) and PeerCommunicator (the algorithms written once over a
+ * point-to-point Transport; TcpTransport connects ranks on several machines).  Both wait without
+ * a controller round trip, and both turn a peer that died, failed or closed its end into a
+ * PeerFailure (peer_failure.h) naming that Disco worker instead of waiting forever.
  */
 #ifndef TVM_RUNTIME_EXTRA_DISCO_COMMUNICATOR_H_
 #define TVM_RUNTIME_EXTRA_DISCO_COMMUNICATOR_H_

@@ -16,9 +16,9 @@
 #include <tvm/ffi/dtype.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,8 +29,11 @@
 #include <utility>
 #include <vector>
 
-#include "disco_register.h"
+#include "../extra_register.h"
+#include "peer_communicator.h"
+#include "peer_failure.h"
 #include "shm_communicator.h"
+#include "tcp_transport.h"
 #include "worker_context.h"
 
 namespace tvm_runtime {
@@ -66,6 +69,17 @@ class SelfCommunicator final : public Communicator {
                                           " cannot send to or receive from itself");
   }
 };
+
+/* Runs `body`, turning a PeerFailure into the tvm-ffi error kind the worker loop recognises
+ * (same message: a RuntimeError to users). */
+template <typename F>
+void Guarded(F&& body) {
+  try {
+    body();
+  } catch (const PeerFailure& failure) {
+    backend::ThrowError(kPeerFailureKind, failure.what());
+  }
+}
 
 double TimeoutSeconds() {
   const char* env = std::getenv("TVM_DISCO_CCL_TIMEOUT_S");
@@ -139,8 +153,10 @@ void AllReduce(ffi::Tensor send, int kind, bool in_group, ffi::Tensor recv) {
   RequireNumel(Numel(recv), Numel(send), f, "recv");
   CheckReducible(send.dtype(), f);
   Communicator& c = Ccl(f).Get(in_group);
-  c.AllReduce(HostData(send, f, "send"), HostData(recv, f, "recv"), Numel(send), send.dtype(),
-              static_cast<ReduceKind>(kind));
+  Guarded([&] {
+    c.AllReduce(HostData(send, f, "send"), HostData(recv, f, "recv"), Numel(send), send.dtype(),
+                static_cast<ReduceKind>(kind));
+  });
 }
 
 void AllGather(ffi::Tensor send, bool in_group, ffi::Tensor recv) {
@@ -148,8 +164,10 @@ void AllGather(ffi::Tensor send, bool in_group, ffi::Tensor recv) {
   Communicator& c = Ccl(f).Get(in_group);
   RequireSameDType(send, recv, f);
   RequireNumel(Numel(recv), Numel(send) * c.size(), f, "recv (send times the workers)");
-  c.AllGather(HostData(send, f, "send"), HostData(recv, f, "recv"),
-              Numel(send) * ElemBytes(send.dtype()));
+  Guarded([&] {
+    c.AllGather(HostData(send, f, "send"), HostData(recv, f, "recv"),
+                Numel(send) * ElemBytes(send.dtype()));
+  });
 }
 
 /* Worker 0's buffer of a rooted collective, checked to hold `parts` times `other`'s elements;
@@ -169,7 +187,8 @@ void BroadcastFromWorker0(ffi::Optional<ffi::Tensor> send, bool in_group, ffi::T
   const char* f = "runtime.disco.cpu.broadcast_from_worker0";
   Communicator& c = Ccl(f).Get(in_group);
   const char* src = RootBuffer(c, send, recv, 1, f, "send");
-  c.Broadcast(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype()));
+  Guarded(
+      [&] { c.Broadcast(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype())); });
 }
 
 void ScatterFromWorker0(ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Tensor recv) {
@@ -177,14 +196,15 @@ void ScatterFromWorker0(ffi::Optional<ffi::Tensor> send, bool in_group, ffi::Ten
   Communicator& c = Ccl(f).Get(in_group);
   const char* src =
       RootBuffer(c, send, recv, c.size(), f, "send (split evenly between the workers)");
-  c.Scatter(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype()));
+  Guarded(
+      [&] { c.Scatter(src, HostData(recv, f, "recv"), Numel(recv) * ElemBytes(recv.dtype())); });
 }
 
 void GatherToWorker0(ffi::Tensor send, bool in_group, ffi::Optional<ffi::Tensor> recv) {
   const char* f = "runtime.disco.cpu.gather_to_worker0";
   Communicator& c = Ccl(f).Get(in_group);
   char* dst = RootBuffer(c, recv, send, c.size(), f, "recv (send times the workers)");
-  c.Gather(HostData(send, f, "send"), dst, Numel(send) * ElemBytes(send.dtype()));
+  Guarded([&] { c.Gather(HostData(send, f, "send"), dst, Numel(send) * ElemBytes(send.dtype())); });
 }
 
 void CheckPeer(const WorkerContext& w, int peer, const char* f) {
@@ -203,11 +223,13 @@ void PointToPoint(ffi::Tensor buffer, int peer, bool send) {
   char* data = HostData(buffer, f, "buffer");
   int64_t bytes = Numel(buffer) * ElemBytes(buffer.dtype());
   Communicator& world = *Ccl(f).world;
-  if (send) {
-    world.Send(data, bytes, peer);
-  } else {
-    world.Recv(data, bytes, peer);
-  }
+  Guarded([&] {
+    if (send) {
+      world.Send(data, bytes, peer);
+    } else {
+      world.Recv(data, bytes, peer);
+    }
+  });
 }
 
 void SendToWorker(ffi::Tensor buffer, int peer) { PointToPoint(buffer, peer, true); }
@@ -280,9 +302,11 @@ void InitCclPerWorker(ffi::String token_arg, ffi::String addresses_arg) {
     int fd = ccl->listen_fd;
     ccl->listen_fd = -1;  // the mesh closes it
     ccl->mesh = std::make_shared<TcpMesh>(fd, peers, w.worker_id, token, all, timeout);
-    ccl->world = std::make_unique<TcpCommunicator>(ccl->mesh, all, w.worker_id);
+    ccl->world = std::make_unique<PeerCommunicator>(
+        std::make_unique<TcpTransport>(ccl->mesh, all, w.worker_id));
     if (w.num_groups > 1) {
-      ccl->group = std::make_unique<TcpCommunicator>(ccl->mesh, mine, w.worker_id % gs);
+      ccl->group = std::make_unique<PeerCommunicator>(
+          std::make_unique<TcpTransport>(ccl->mesh, mine, w.worker_id % gs));
     }
   }
   w.cpu = std::move(ccl);
@@ -310,24 +334,29 @@ void CpuCcl::Abort(const std::string& reason) noexcept {
 }
 
 void RegisterCpuCclFunctions() {
-  ffi::reflection::GlobalDef()
-      .def("runtime.disco.cpu.prepare", Prepare)
-      .def("runtime.disco.cpu.init_ccl_per_worker", InitCclPerWorker)
-      .def("runtime.disco.cpu.allreduce", AllReduce)
-      .def("runtime.disco.cpu.allgather", AllGather)
-      .def("runtime.disco.cpu.broadcast_from_worker0", BroadcastFromWorker0)
-      .def("runtime.disco.cpu.scatter_from_worker0", ScatterFromWorker0)
-      .def("runtime.disco.cpu.gather_to_worker0", GatherToWorker0)
-      .def("runtime.disco.cpu.recv_from_worker0",
-           [](ffi::Tensor buffer) { RecvFromWorker(buffer, 0); })
-      .def("runtime.disco.cpu.send_to_next_group", SendToNextGroup)
-      .def("runtime.disco.cpu.recv_from_prev_group", RecvFromPrevGroup)
-      .def("runtime.disco.cpu.send_to_worker", SendToWorker)
-      .def("runtime.disco.cpu.recv_from_worker", RecvFromWorker)
-      .def("runtime.disco.cpu.sync_worker", [] {})
-      // Controller side: a worker died before every worker attached to the segments of a
-      // session; wake the ones waiting there.
-      .def("tvm_runtime.disco.abort_shm", [](ffi::String token, int num_groups, ffi::String why) {
+  using backend::SetGlobalFunction;
+  SetGlobalFunction("runtime.disco.cpu.prepare", Prepare);
+  SetGlobalFunction("runtime.disco.cpu.init_ccl_per_worker",
+                    [](ffi::String token, ffi::String addresses) {
+                      // A peer may die while the others wait for it to attach.
+                      Guarded([&] { InitCclPerWorker(token, addresses); });
+                    });
+  SetGlobalFunction("runtime.disco.cpu.allreduce", AllReduce);
+  SetGlobalFunction("runtime.disco.cpu.allgather", AllGather);
+  SetGlobalFunction("runtime.disco.cpu.broadcast_from_worker0", BroadcastFromWorker0);
+  SetGlobalFunction("runtime.disco.cpu.scatter_from_worker0", ScatterFromWorker0);
+  SetGlobalFunction("runtime.disco.cpu.gather_to_worker0", GatherToWorker0);
+  SetGlobalFunction("runtime.disco.cpu.recv_from_worker0",
+                    [](ffi::Tensor buffer) { RecvFromWorker(buffer, 0); });
+  SetGlobalFunction("runtime.disco.cpu.send_to_next_group", SendToNextGroup);
+  SetGlobalFunction("runtime.disco.cpu.recv_from_prev_group", RecvFromPrevGroup);
+  SetGlobalFunction("runtime.disco.cpu.send_to_worker", SendToWorker);
+  SetGlobalFunction("runtime.disco.cpu.recv_from_worker", RecvFromWorker);
+  SetGlobalFunction("runtime.disco.cpu.sync_worker", [] {});
+  // Controller side: a worker died before every worker attached to the segments of a session;
+  // wake the ones waiting there.
+  SetGlobalFunction(
+      "tvm_runtime.disco.abort_shm", [](ffi::String token, int num_groups, ffi::String why) {
         std::string t(token), reason(why);
         bool any = ShmCommunicator::AbortByName(ShmName(t, "w"), reason);
         for (int g = 0; g < num_groups; ++g) {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "communicator.h"
-#include "tcp_communicator.h"
+#include "tcp_transport.h"
 
 namespace tvm_runtime {
 namespace extra {

@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "worker_context.h"
+#include "peer_failure.h"
 
 namespace tvm_runtime {
 namespace extra {
@@ -159,9 +159,8 @@ void ShmCommunicator::Part(int64_t n, int p, int64_t* lo, int64_t* hi) const {
 
 void ShmCommunicator::CheckHealth(const char* what) {
   if (header_->aborted.value.load(std::memory_order_acquire) == 1) {
-    NotePeerFailure();
-    Fail(std::string(what) +
-         " was aborted: " + std::string(header_->reason, strnlen(header_->reason, kReasonBytes)));
+    throw PeerFailure(-1, std::string(what) + " was aborted: " +
+                              std::string(header_->reason, strnlen(header_->reason, kReasonBytes)));
   }
   for (int r = 0; r < size(); ++r) {
     if (r == rank_) continue;
@@ -186,8 +185,7 @@ void ShmCommunicator::CheckHealth(const char* what) {
         (state == kLeft ? " left the session" : " exited (its process or thread ended)") +
         " while " + Worker(worker_of(rank_)) + " was in " + what;
     Abort(why);
-    NotePeerFailure();
-    Fail(std::string(what) + " failed: " + why);
+    throw PeerFailure(worker_of(r), std::string(what) + " failed: " + why);
   }
 }
 

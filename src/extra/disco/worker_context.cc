@@ -3,15 +3,15 @@
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/device.h>
 #include <tvm/ffi/function.h>
-#include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/global_function.h>
 
 #include <memory>
 #include <string>
 
+#include "../extra_register.h"
 #include "cpu_ccl.h"
-#include "disco_register.h"
 
 namespace tvm_runtime {
 namespace extra {
@@ -22,7 +22,6 @@ namespace ffi = ::tvm::ffi;
 namespace {
 
 thread_local std::unique_ptr<WorkerContext> t_worker;
-thread_local bool t_peer_failure = false;
 
 void EnterWorker(int worker_id, int num_workers, int num_groups, int local_worker_id) {
   if (num_workers < 1 || num_groups < 1 || num_workers % num_groups != 0 || worker_id < 0 ||
@@ -45,8 +44,6 @@ void EnterWorker(int worker_id, int num_workers, int num_groups, int local_worke
 
 WorkerContext* CurrentWorkerOrNull() { return t_worker.get(); }
 
-void NotePeerFailure() { t_peer_failure = true; }
-
 WorkerContext& CurrentWorker(const char* what) {
   if (!t_worker) {
     backend::ThrowError(
@@ -59,30 +56,21 @@ WorkerContext& CurrentWorker(const char* what) {
 }
 
 void RegisterWorkerContextFunctions() {
-  ffi::reflection::GlobalDef()
-      .def("tvm_runtime.disco.enter_worker", EnterWorker)
-      .def("tvm_runtime.disco.leave_worker", [] { t_worker.reset(); })
-      .def("tvm_runtime.disco.worker_failed",
-           [](ffi::String reason) {
-             // Peers blocked in a collective with us must not wait for a worker that stopped.
-             if (t_worker && t_worker->cpu) t_worker->cpu->Abort(std::string(reason));
-           })
-      .def("tvm_runtime.disco.take_peer_failure",
-           [] {
-             bool was = t_peer_failure;
-             t_peer_failure = false;
-             return was;
-           })
-      .def("tvm_runtime.disco.worker_info",
-           [] {
-             const WorkerContext& w = CurrentWorker("tvm_runtime.disco.worker_info");
-             return ffi::Shape({w.worker_id, w.num_workers, w.num_groups, w.local_worker_id});
-           })
-      .def("tvm_runtime.disco.set_ccl", [](ffi::String ccl, DLDevice device) {
-        WorkerContext& w = CurrentWorker("tvm_runtime.disco.set_ccl");
-        w.ccl = std::string(ccl);
-        w.default_device = device;
-      });
+  backend::SetGlobalFunction("tvm_runtime.disco.enter_worker", EnterWorker);
+  backend::SetGlobalFunction("tvm_runtime.disco.leave_worker", [] { t_worker.reset(); });
+  backend::SetGlobalFunction("tvm_runtime.disco.worker_failed", [](ffi::String reason) {
+    // Peers blocked in a collective with us must not wait for a worker that stopped.
+    if (t_worker && t_worker->cpu) t_worker->cpu->Abort(std::string(reason));
+  });
+  backend::SetGlobalFunction("tvm_runtime.disco.worker_info", [] {
+    const WorkerContext& w = CurrentWorker("tvm_runtime.disco.worker_info");
+    return ffi::Shape({w.worker_id, w.num_workers, w.num_groups, w.local_worker_id});
+  });
+  backend::SetGlobalFunction("tvm_runtime.disco.set_ccl", [](ffi::String ccl, DLDevice device) {
+    WorkerContext& w = CurrentWorker("tvm_runtime.disco.set_ccl");
+    w.ccl = std::string(ccl);
+    w.default_device = device;
+  });
 }
 
 }  // namespace disco

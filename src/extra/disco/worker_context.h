@@ -46,10 +46,6 @@ WorkerContext& CurrentWorker(const char* what);
 /* The calling thread's context, or nullptr. */
 WorkerContext* CurrentWorkerOrNull();
 
-/* Records that the collective failing on this thread failed because of another worker (it died,
- * failed or aborted), so the session can name the worker that failed first. */
-void NotePeerFailure();
-
 }  // namespace disco
 }  // namespace extra
 }  // namespace tvm_runtime

@@ -19,7 +19,8 @@ and with one reply each, in order:
 Replies are ("ok", value) or ("error", text, peer_caused).  A command that fails makes the worker
 send ("failed", text, peer_caused) at once, abort its collectives (so peers waiting for it fail
 too instead of waiting forever), skip every later command and answer each request with the error.
-`peer_caused` says the failure came from another worker (a collective it aborted, or it died).
+`peer_caused` says the failure came from another worker (a collective it aborted, or it died):
+the cpu collectives raise it as :class:`DiscoPeerFailureError`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,19 @@ REPLY_OPS = ("sync", "fetch", "shutdown")
 class Channel(Protocol):
     def send(self, message: Any) -> None: ...
     def recv(self) -> Any: ...
+
+
+@tvm_ffi.register_error("DiscoPeerFailure")
+class DiscoPeerFailureError(RuntimeError):
+    """A collective failed because another worker died, closed its end or aborted (the error kind
+    ``DiscoPeerFailure`` of src/extra/disco/peer_failure.h).  Reported as a RuntimeError, like
+    every other collective failure; the session then looks for the worker that failed first."""
+
+
+def _describe(err: Exception) -> str:
+    """The error as the controller reports it: ``<kind>: <message>``."""
+    kind = "RuntimeError" if isinstance(err, DiscoPeerFailureError) else type(err).__name__
+    return f"{kind}: {err}"
 
 
 def _global(name: str) -> Any:
@@ -120,8 +134,7 @@ def _loop(channel: Channel, state: WorkerState) -> None:
         try:
             needs_reply, payload = state.execute(message)
         except Exception as err:  # noqa: BLE001 - sent to the controller as text
-            peer_caused = bool(_global("tvm_runtime.disco.take_peer_failure")())
-            state.error = (f"{type(err).__name__}: {err}", peer_caused)
+            state.error = (_describe(err), isinstance(err, DiscoPeerFailureError))
             # Peers blocked in a collective with this worker must not wait for it.
             _global("tvm_runtime.disco.worker_failed")(f"Disco worker {state.worker_id} failed: {err}")
             channel.send(("error", *state.error) if op in REPLY_OPS else ("failed", *state.error))

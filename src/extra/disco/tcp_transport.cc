@@ -1,4 +1,4 @@
-#include "tcp_communicator.h"
+#include "tcp_transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,9 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
-#include "worker_context.h"
+#include "peer_failure.h"
 
 namespace tvm_runtime {
 namespace extra {
@@ -29,33 +30,7 @@ namespace {
 constexpr uint32_t kMagic = 0x44564D54;  // "TMVD"
 constexpr size_t kTokenBytes = 32;
 constexpr int kPollMs = 100;
-
-enum Tag : uint32_t {
-  kAllReduce = 1,
-  kAllGather = 2,
-  kBroadcast = 3,
-  kScatter = 4,
-  kGather = 5,
-  kPointToPoint = 6
-};
-
-const char* TagName(uint32_t tag) {
-  switch (tag) {
-    case kAllReduce:
-      return "allreduce";
-    case kAllGather:
-      return "allgather";
-    case kBroadcast:
-      return "broadcast_from_worker0";
-    case kScatter:
-      return "scatter_from_worker0";
-    case kGather:
-      return "gather_to_worker0";
-    case kPointToPoint:
-      return "send/recv";
-  }
-  return "an unknown operation";
-}
+constexpr int64_t kHeaderBytes = 16;  // magic, operation, size
 
 std::string Worker(int id) { return "Disco worker " + std::to_string(id); }
 
@@ -139,6 +114,14 @@ void Tune(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
+
+/* A transfer in progress: bytes moved so far, header included. */
+struct Progress {
+  Transfer* t;
+  int fd;
+  int64_t done;
+  char header[kHeaderBytes];
+};
 
 }  // namespace
 
@@ -265,231 +248,95 @@ std::string TcpMesh::reason() const {
   return reason_;
 }
 
-TcpCommunicator::TcpCommunicator(std::shared_ptr<TcpMesh> mesh, std::vector<int> mesh_ranks,
-                                 int rank)
-    : Communicator(
-          [&] {
-            std::vector<int> workers;
-            for (int r : mesh_ranks) workers.push_back(mesh->worker_of(r));
-            return workers;
-          }(),
-          rank),
-      mesh_(std::move(mesh)),
-      mesh_ranks_(std::move(mesh_ranks)) {}
-
-void TcpCommunicator::Part(int64_t n, int p, int64_t* lo, int64_t* hi) const {
-  int64_t per = (n + size() - 1) / size();
-  *lo = std::min<int64_t>(n, per * p);
-  *hi = std::min<int64_t>(n, *lo + per);
-}
-
-void TcpCommunicator::Run(std::vector<Transfer>* transfers, const char* what) {
-  for (Transfer& t : *transfers) {
+void TcpTransport::Exchange(Transfer* transfers, int count, const char* what) {
+  std::vector<Progress> moves;
+  moves.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    Transfer& t = transfers[i];
+    Progress p{&t, mesh_->fd(mesh_ranks_[t.peer]), 0, {}};
     if (t.send) {
-      std::memcpy(t.header, &kMagic, 4);
-      std::memcpy(t.header + 4, &t.tag, 4);
-      std::memcpy(t.header + 8, &t.bytes, 8);
+      uint32_t op = static_cast<uint32_t>(t.op);
+      std::memcpy(p.header, &kMagic, 4);
+      std::memcpy(p.header + 4, &op, 4);
+      std::memcpy(p.header + 8, &t.bytes, 8);
     }
+    moves.push_back(p);
   }
-  auto closed = [&](const Transfer& t, const char* how) {
+  auto closed = [&](const Transfer& t, const std::string& how) {
     std::string why = "the connection between " + Worker(worker_of(rank_)) + " and " +
                       Worker(worker_of(t.peer)) + " " + how + " during " + what;
     if (mesh_->aborted()) why += " (" + mesh_->reason() + ")";
     mesh_->Abort(why);
-    NotePeerFailure();
-    Fail(std::string(what) + " failed: " + why + "; " + Worker(worker_of(t.peer)) +
-         " exited or failed");
+    throw PeerFailure(worker_of(t.peer), std::string(what) + " failed: " + why + "; " +
+                                             Worker(worker_of(t.peer)) + " exited or failed");
+  };
+  auto check_header = [&](const Progress& p) {
+    uint32_t magic, op;
+    int64_t bytes;
+    std::memcpy(&magic, p.header, 4);
+    std::memcpy(&op, p.header + 4, 4);
+    std::memcpy(&bytes, p.header + 8, 8);
+    if (magic == kMagic && op == static_cast<uint32_t>(p.t->op) && bytes == p.t->bytes) return;
+    std::string why = Worker(worker_of(p.t->peer)) + " sent " + OpName(static_cast<Op>(op)) +
+                      " data of " + std::to_string(bytes) + " bytes while " +
+                      Worker(worker_of(rank_)) + " expected " + OpName(p.t->op) + " data of " +
+                      std::to_string(p.t->bytes) +
+                      " bytes (the workers ran different programs or buffer sizes)";
+    mesh_->Abort(why);
+    Fail(std::string(what) + " failed: " + why);
   };
   std::vector<pollfd> fds;
-  std::vector<Transfer*> pending;
+  std::vector<Progress*> pending;
   while (true) {
     fds.clear();
     pending.clear();
-    for (Transfer& t : *transfers) {
-      if (t.done == t.bytes + 16) continue;
-      pending.push_back(&t);
-      fds.push_back(
-          pollfd{mesh_->fd(mesh_ranks_[t.peer]), static_cast<short>(t.send ? POLLOUT : POLLIN), 0});
+    for (Progress& p : moves) {
+      if (p.done == p.t->bytes + kHeaderBytes) continue;
+      pending.push_back(&p);
+      fds.push_back(pollfd{p.fd, static_cast<short>(p.t->send ? POLLOUT : POLLIN), 0});
     }
     if (pending.empty()) return;
     int rc = ::poll(fds.data(), fds.size(), kPollMs);
     if (rc < 0 && errno != EINTR)
       Fail(std::string(what) + ": poll failed: " + std::strerror(errno));
     if (mesh_->aborted()) {
-      NotePeerFailure();
-      Fail(std::string(what) + " was aborted: " + mesh_->reason());
+      throw PeerFailure(-1, std::string(what) + " was aborted: " + mesh_->reason());
     }
     for (size_t i = 0; i < pending.size(); ++i) {
       if (fds[i].revents == 0) continue;
-      Transfer& t = *pending[i];
-      int fd = fds[i].fd;
-      while (t.done < t.bytes + 16) {
+      Progress& p = *pending[i];
+      const Transfer& t = *p.t;
+      while (p.done < t.bytes + kHeaderBytes) {
         ssize_t n;
+        int64_t data_done = std::max<int64_t>(0, p.done - kHeaderBytes);
         if (t.send) {
           iovec iov[2];
           int cnt = 0;
-          if (t.done < 16) iov[cnt++] = {t.header + t.done, static_cast<size_t>(16 - t.done)};
-          int64_t data_done = std::max<int64_t>(0, t.done - 16);
+          if (p.done < kHeaderBytes) {
+            iov[cnt++] = {p.header + p.done, static_cast<size_t>(kHeaderBytes - p.done)};
+          }
           if (t.bytes > data_done) {
             iov[cnt++] = {t.data + data_done, static_cast<size_t>(t.bytes - data_done)};
           }
           msghdr msg{};
           msg.msg_iov = iov;
           msg.msg_iovlen = cnt;
-          n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-        } else if (t.done < 16) {
-          n = ::recv(fd, t.header + t.done, 16 - t.done, 0);
+          n = ::sendmsg(p.fd, &msg, MSG_NOSIGNAL);
+        } else if (p.done < kHeaderBytes) {
+          n = ::recv(p.fd, p.header + p.done, kHeaderBytes - p.done, 0);
         } else {
-          int64_t data_done = t.done - 16;
-          n = ::recv(fd, t.data + data_done, static_cast<size_t>(t.bytes - data_done), 0);
+          n = ::recv(p.fd, t.data + data_done, static_cast<size_t>(t.bytes - data_done), 0);
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
         if (n == 0 && !t.send) closed(t, "closed");
-        if (n < 0) closed(t, (std::string("broke (") + std::strerror(errno) + ")").c_str());
-        int64_t before = t.done;
-        t.done += n;
-        if (!t.send && before < 16 && t.done >= 16) {
-          uint32_t magic, tag;
-          int64_t bytes;
-          std::memcpy(&magic, t.header, 4);
-          std::memcpy(&tag, t.header + 4, 4);
-          std::memcpy(&bytes, t.header + 8, 8);
-          if (magic != kMagic || tag != t.tag || bytes != t.bytes) {
-            std::string why = Worker(worker_of(t.peer)) + " sent " + TagName(tag) + " data of " +
-                              std::to_string(bytes) + " bytes while " + Worker(worker_of(rank_)) +
-                              " expected " + TagName(t.tag) + " data of " +
-                              std::to_string(t.bytes) +
-                              " bytes (the workers ran different programs or buffer sizes)";
-            mesh_->Abort(why);
-            Fail(std::string(what) + " failed: " + why);
-          }
-        }
+        if (n < 0) closed(t, std::string("broke (") + std::strerror(errno) + ")");
+        int64_t before = p.done;
+        p.done += n;
+        if (!t.send && before < kHeaderBytes && p.done >= kHeaderBytes) check_header(p);
       }
     }
   }
-}
-
-void TcpCommunicator::AllReduce(const void* send, void* recv, int64_t count, DLDataType dtype,
-                                ReduceKind kind) {
-  int64_t elem = (dtype.bits * dtype.lanes + 7) / 8;
-  if (IsHalfFloat(dtype)) {
-    // Partial sums travel as float32: one rounding at the end, as on the shared-memory path.
-    std::vector<float> acc(static_cast<size_t>(count));
-    WidenToFloat(send, acc.data(), count, dtype);
-    RingAllReduce(reinterpret_cast<char*>(acc.data()), count, DLDataType{kDLFloat, 32, 1}, kind);
-    NarrowFromFloat(acc.data(), recv, count, dtype);
-    return;
-  }
-  if (send != recv) std::memcpy(recv, send, count * elem);
-  RingAllReduce(static_cast<char*>(recv), count, dtype, kind);
-}
-
-void TcpCommunicator::RingAllReduce(char* acc, int64_t count, DLDataType dtype, ReduceKind kind) {
-  int64_t elem = (dtype.bits * dtype.lanes + 7) / 8;
-  int n = size();
-  if (n == 1 || count == 0) return;
-  int next = (rank_ + 1) % n, prev = (rank_ + n - 1) % n;
-  int64_t lo, hi;
-  Part(count, 0, &lo, &hi);
-  std::vector<char> tmp(static_cast<size_t>((hi - lo) * elem));
-  // Reduce-scatter: after n-1 steps we hold the full reduction of part (rank + 1) % n.
-  for (int step = 0; step < n - 1; ++step) {
-    int send_part = (rank_ - step + n) % n, recv_part = (rank_ - step - 1 + n) % n;
-    int64_t slo, shi, rlo, rhi;
-    Part(count, send_part, &slo, &shi);
-    Part(count, recv_part, &rlo, &rhi);
-    std::vector<Transfer> ts = {{next, true, acc + slo * elem, (shi - slo) * elem, kAllReduce},
-                                {prev, false, tmp.data(), (rhi - rlo) * elem, kAllReduce}};
-    Run(&ts, "allreduce");
-    ReduceInto(acc + rlo * elem, tmp.data(), rhi - rlo, dtype, kind);
-  }
-  int owned = (rank_ + 1) % n;
-  if (kind == ReduceKind::kAvg) {
-    Part(count, owned, &lo, &hi);
-    FinishAverage(acc + lo * elem, hi - lo, dtype, n);
-  }
-  // Allgather of the reduced parts around the same ring.
-  for (int step = 0; step < n - 1; ++step) {
-    int send_part = (owned - step + n) % n, recv_part = (owned - step - 1 + n) % n;
-    int64_t slo, shi, rlo, rhi;
-    Part(count, send_part, &slo, &shi);
-    Part(count, recv_part, &rlo, &rhi);
-    std::vector<Transfer> ts = {{next, true, acc + slo * elem, (shi - slo) * elem, kAllReduce},
-                                {prev, false, acc + rlo * elem, (rhi - rlo) * elem, kAllReduce}};
-    Run(&ts, "allreduce");
-  }
-}
-
-void TcpCommunicator::AllGather(const void* send, void* recv, int64_t bytes) {
-  char* out = static_cast<char*>(recv);
-  if (out + rank_ * bytes != send) std::memcpy(out + rank_ * bytes, send, bytes);
-  int n = size();
-  int next = (rank_ + 1) % n, prev = (rank_ + n - 1) % n;
-  for (int step = 0; step < n - 1; ++step) {
-    int send_block = (rank_ - step + n) % n, recv_block = (rank_ - step - 1 + n) % n;
-    std::vector<Transfer> ts = {{next, true, out + send_block * bytes, bytes, kAllGather},
-                                {prev, false, out + recv_block * bytes, bytes, kAllGather}};
-    Run(&ts, "allgather");
-  }
-}
-
-void TcpCommunicator::Broadcast(const void* send, void* recv, int64_t bytes) {
-  char* out = static_cast<char*>(recv);
-  int n = size();
-  int mask = 1;
-  // Binomial tree rooted at rank 0: receive from the parent (our lowest set bit cleared)...
-  if (rank_ == 0) {
-    if (send != recv) std::memcpy(out, send, bytes);
-    while (mask < n) mask <<= 1;
-  } else {
-    mask = rank_ & -rank_;
-    std::vector<Transfer> ts = {{rank_ - mask, false, out, bytes, kBroadcast}};
-    Run(&ts, "broadcast_from_worker0");
-  }
-  // ...then forward to our children, all at once.
-  std::vector<Transfer> ts;
-  for (mask >>= 1; mask >= 1; mask >>= 1) {
-    if (rank_ + mask < n) ts.push_back({rank_ + mask, true, out, bytes, kBroadcast});
-  }
-  Run(&ts, "broadcast_from_worker0");
-}
-
-void TcpCommunicator::Scatter(const void* send, void* recv, int64_t bytes) {
-  std::vector<Transfer> ts;
-  if (rank_ == 0) {
-    const char* in = static_cast<const char*>(send);
-    for (int p = 1; p < size(); ++p) {
-      ts.push_back({p, true, const_cast<char*>(in) + p * bytes, bytes, kScatter});
-    }
-    if (recv != send) std::memcpy(recv, in, bytes);
-  } else {
-    ts.push_back({0, false, static_cast<char*>(recv), bytes, kScatter});
-  }
-  Run(&ts, "scatter_from_worker0");
-}
-
-void TcpCommunicator::Gather(const void* send, void* recv, int64_t bytes) {
-  std::vector<Transfer> ts;
-  if (rank_ == 0) {
-    char* out = static_cast<char*>(recv);
-    for (int p = 1; p < size(); ++p) ts.push_back({p, false, out + p * bytes, bytes, kGather});
-    if (out != send) std::memcpy(out, send, bytes);
-  } else {
-    ts.push_back({0, true, const_cast<char*>(static_cast<const char*>(send)), bytes, kGather});
-  }
-  Run(&ts, "gather_to_worker0");
-}
-
-void TcpCommunicator::Send(const void* buf, int64_t bytes, int peer) {
-  std::vector<Transfer> ts = {
-      {peer, true, const_cast<char*>(static_cast<const char*>(buf)), bytes, kPointToPoint}};
-  Run(&ts, "send");
-}
-
-void TcpCommunicator::Recv(void* buf, int64_t bytes, int peer) {
-  std::vector<Transfer> ts = {{peer, false, static_cast<char*>(buf), bytes, kPointToPoint}};
-  Run(&ts, "recv");
 }
 
 }  // namespace disco
