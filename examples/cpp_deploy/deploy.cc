@@ -71,9 +71,11 @@ ffi::Tensor HostTensor(std::initializer_list<int64_t> shape, const std::vector<f
 // allocator and copy, the globals apache-tvm 0.27's runtime registers under the same names.
 ffi::Tensor OnDevice(const ffi::Tensor& host, DLDevice device) {
   if (device.device_type == kDLCPU) return host;
-  static const ffi::Function alloc = ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
+  static const ffi::Function alloc =
+      ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
   static const ffi::Function copy = ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyFromTo");
-  ffi::Tensor out = alloc(ffi::Shape(host.shape()), host.dtype(), device, nullptr).cast<ffi::Tensor>();
+  ffi::Tensor out =
+      alloc(ffi::Shape(host.shape()), host.dtype(), device, nullptr).cast<ffi::Tensor>();
   copy(host, out, nullptr);
   return out;
 }
@@ -81,7 +83,8 @@ ffi::Tensor OnDevice(const ffi::Tensor& host, DLDevice device) {
 std::vector<float> ToHost(const ffi::Tensor& tensor) {
   ffi::Tensor host = tensor;
   if (tensor.device().device_type != kDLCPU) {
-    static const ffi::Function copy = ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyFromTo");
+    static const ffi::Function copy =
+        ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyFromTo");
     std::vector<int64_t> shape(tensor.shape().begin(), tensor.shape().end());
     host = ffi::Tensor::FromNDAlloc(AlignedHostAlloc(), ffi::ShapeView(shape.data(), shape.size()),
                                     kFloat32, DLDevice{kDLCPU, 0});
@@ -105,8 +108,10 @@ double WorstExcess(const std::vector<float>& got, const std::vector<float>& want
 double RunKernel(const std::string& artifact, const std::string& data, DLDevice device) {
   ffi::Module lib = ffi::Module::LoadFromFile(artifact);
   ffi::Function matmul = lib->GetFunction("matmul").value();
-  ffi::Tensor a = OnDevice(HostTensor({64, 32}, ReadFloats(data + "/matmul_a.f32", 64 * 32)), device);
-  ffi::Tensor b = OnDevice(HostTensor({32, 48}, ReadFloats(data + "/matmul_b.f32", 32 * 48)), device);
+  ffi::Tensor a =
+      OnDevice(HostTensor({64, 32}, ReadFloats(data + "/matmul_a.f32", 64 * 32)), device);
+  ffi::Tensor b =
+      OnDevice(HostTensor({32, 48}, ReadFloats(data + "/matmul_b.f32", 32 * 48)), device);
   ffi::Tensor c = OnDevice(HostTensor({64, 48}, std::vector<float>(64 * 48, 0.f)), device);
   matmul(a, b, c);
   return WorstExcess(ToHost(c), ReadFloats(data + "/matmul_c.f32", 64 * 48));

@@ -152,8 +152,8 @@ std::string NotInstalledMessage(const std::string& name, const std::vector<std::
             kBackendPathVariable + " names more directories).";
   if (IsDeclaredBackend(name)) {
     // Python's tvm.backend.loader says exactly this first sentence.
-    return "Cannot load TVM backend '" + name +
-           "': it is not installed. Install it: pip install " + Distribution(name) + ". " + looked;
+    return "Cannot load TVM backend '" + name + "': it is not installed. Install it: pip install " +
+           Distribution(name) + ". " + looked;
   }
   return "Cannot load TVM backend '" + name + "': no such backend is installed. " + looked +
          " tvm-runtime's backends are wheels named tvm-runtime-<name>; a third-party backend "
@@ -161,8 +161,7 @@ std::string NotInstalledMessage(const std::string& name, const std::vector<std::
 }
 
 // The checks and registration, worded as tvm.backend._dso words them.
-BackendLoadStatus LoadFromPath(const std::string& name, const std::string& path,
-                               std::string* why) {
+BackendLoadStatus LoadFromPath(const std::string& name, const std::string& path, std::string* why) {
   if (!Exists(path)) {
     *why = "backend library " + path + " is missing (incomplete install)";
     return kBackendLoadFailed;
@@ -237,8 +236,9 @@ bool LoadOnDemand(const std::string& name) {
   if (status == kBackendNotFound) return false;  // the caller's error says what to install
   // Installed but unusable: what Python's loader notes on the backend's devices.
   std::string dist = Distribution(name);
-  std::string reason = (status == kBackendABIMismatch ? "BackendABIError: " : "BackendLoadError: ") +
-                       why + "; fix: ";
+  std::string reason =
+      (status == kBackendABIMismatch ? "BackendABIError: " : "BackendLoadError: ") + why +
+      "; fix: ";
   if (status == kBackendABIMismatch) {
     reason += "pip install \"tvm[" + name + "]==" + TVM_RUNTIME_VERSION +
               "\"  (or upgrade both: pip install -U tvm-runtime " + dist + ")";
@@ -303,8 +303,8 @@ void RegisterBackendLoader() {
 }  // namespace core
 }  // namespace tvm_runtime
 
-extern "C" TVM_RUNTIME_DLL int TVMRuntimeLoadBackend(const char* name, const char* path,
-                                                     char* err, size_t err_len) {
+extern "C" TVM_RUNTIME_DLL int TVMRuntimeLoadBackend(const char* name, const char* path, char* err,
+                                                     size_t err_len) {
   std::string why;
   int status = tvm_runtime::core::kBackendLoadFailed;
   try {

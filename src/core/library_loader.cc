@@ -216,11 +216,11 @@ void RegisterLibraryLoader() {
   ::tvm::ffi::reflection::GlobalDef().def("runtime.LoadLibraryModule", LoadLibraryModule);
   // A C++ program loads artifacts with tvm::ffi::Module::LoadFromFile, which calls this global:
   // it gets the checked loader too (a corrupted file is an error naming it, never a crash).
-  ffi::Function::SetGlobal("ffi.Module.load_from_file.so",
-                           ffi::Function::FromTyped([](const std::string& path, const std::string&) {
-                             return LoadLibraryModule(path);
-                           }),
-                           /*override=*/true);
+  ffi::Function::SetGlobal(
+      "ffi.Module.load_from_file.so",
+      ffi::Function::FromTyped(
+          [](const std::string& path, const std::string&) { return LoadLibraryModule(path); }),
+      /*override=*/true);
 }
 
 }  // namespace core

@@ -165,26 +165,27 @@ void RegisterHostRuntimePlaceholder(const std::string& kind, const std::string& 
                         "the " + distribution + " wheel, which is not installed or did not " +
                         "load (pip install " + distribution +
                         "; `python -m tvm.backend` says why it did not load).";
-  SetPlaceholder(
-      name, ::tvm::ffi::Function::FromTyped(
-                [name, distribution, message](const ::tvm::ffi::Bytes& bytes) -> ::tvm::ffi::Module {
-                  if (LoadBackendOfDistribution(distribution)) return LoadWithRealLoader(name, bytes);
-                  backend::ThrowError("RuntimeError", message);
-                }));
+  SetPlaceholder(name, ::tvm::ffi::Function::FromTyped(
+                           [name, distribution,
+                            message](const ::tvm::ffi::Bytes& bytes) -> ::tvm::ffi::Module {
+                             if (LoadBackendOfDistribution(distribution))
+                               return LoadWithRealLoader(name, bytes);
+                             backend::ThrowError("RuntimeError", message);
+                           }));
 }
 
 void RegisterPlaceholder(const std::string& kind, int device_type, const std::string& why = "") {
   std::string name = "ffi.Module.load_from_bytes." + kind;
   if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
-  SetPlaceholder(
-      name,
-      ::tvm::ffi::Function::FromTyped([name, kind, device_type, why](const ::tvm::ffi::Bytes& bytes) {
-        // Without Python the backend is loaded here, on first use, when it is installed.
-        if (device_type != 0 && LoadBackendForDevice(device_type)) {
-          return LoadWithRealLoader(name, bytes);
-        }
-        return LoadStandIn(kind, device_type, why, bytes);
-      }));
+  SetPlaceholder(name, ::tvm::ffi::Function::FromTyped(
+                           [name, kind, device_type, why](const ::tvm::ffi::Bytes& bytes) {
+                             // Without Python the backend is loaded here, on first use, when it is
+                             // installed.
+                             if (device_type != 0 && LoadBackendForDevice(device_type)) {
+                               return LoadWithRealLoader(name, bytes);
+                             }
+                             return LoadStandIn(kind, device_type, why, bytes);
+                           }));
 }
 
 }  // namespace

@@ -126,12 +126,20 @@ def test_a_linked_backend_is_used(programs, opencl, lone_core):
 def test_backend_found_in_a_bundle_and_in_the_path_variable(programs, opencl, lone_core, tmp_path):
     program = programs / "example" / "cpp_deploy"
     # TVM_RUNTIME_BACKEND_PATH names the directory that holds the backend.
-    out = _deploy(program, "opencl", LD_LIBRARY_PATH=str(lone_core), TVM_RUNTIME_BACKEND_PATH=str(OPENCL_DSO.parent))
+    out = _deploy(
+        program, "opencl", LD_LIBRARY_PATH=str(lone_core), TVM_RUNTIME_BACKEND_PATH=str(OPENCL_DSO.parent)
+    )
     assert out["kernel_excess"] == 0 and out["model_excess"] == 0
     # A deploy bundle: <prefix>/lib holds the core and the backends.
     shutil.copy2(OPENCL_DSO, lone_core)
     out = _deploy(program, "opencl", LD_LIBRARY_PATH=str(lone_core))
     assert out["kernel_excess"] == 0 and out["model_excess"] == 0
+
+
+def _run_opencl_add(programs: Path) -> list[str]:
+    """error_cases running the OpenCL kernel `add` on float32[16] tensors of the OpenCL device."""
+    artifact = str(ARTIFACTS / "opencl" / "add.so")
+    return [str(programs / "error_cases"), "run-kernel", "opencl", artifact, "add", "16"]
 
 
 def _python_error(code: str, **env: str) -> str:
@@ -141,7 +149,14 @@ def _python_error(code: str, **env: str) -> str:
 
 def test_missing_backend_is_python_s_error(programs, lone_core):
     out = _run(
-        [str(programs / "error_cases"), "run-kernel", "opencl", str(ARTIFACTS / "opencl" / "add.so"), "add", "16"],
+        [
+            str(programs / "error_cases"),
+            "run-kernel",
+            "opencl",
+            str(ARTIFACTS / "opencl" / "add.so"),
+            "add",
+            "16",
+        ],
         LD_LIBRARY_PATH=str(lone_core),
     )
     # What Python says when the OpenCL backend is not loaded.
@@ -187,7 +202,14 @@ def test_backend_of_another_abi_is_python_s_error(programs, testdev_install, lon
     backends.mkdir()
     shutil.copy2(dso, backends / "libtvm_runtime_opencl.so")
     out = _run(
-        [str(programs / "error_cases"), "run-kernel", "opencl", str(ARTIFACTS / "opencl" / "add.so"), "add", "16"],
+        [
+            str(programs / "error_cases"),
+            "run-kernel",
+            "opencl",
+            str(ARTIFACTS / "opencl" / "add.so"),
+            "add",
+            "16",
+        ],
         LD_LIBRARY_PATH=str(lone_core),
         TVM_RUNTIME_BACKEND_PATH=str(backends),
     )
