@@ -76,7 +76,7 @@ ffi::Tensor OnDevice(const ffi::Tensor& host, DLDevice device) {
   static const ffi::Function copy = ffi::Function::GetGlobalRequired("runtime.TVMTensorCopyFromTo");
   ffi::Tensor out =
       alloc(ffi::Shape(host.shape()), host.dtype(), device, nullptr).cast<ffi::Tensor>();
-  copy(host, out, nullptr);
+  copy(host, out);
   return out;
 }
 
@@ -88,7 +88,7 @@ std::vector<float> ToHost(const ffi::Tensor& tensor) {
     std::vector<int64_t> shape(tensor.shape().begin(), tensor.shape().end());
     host = ffi::Tensor::FromNDAlloc(AlignedHostAlloc(), ffi::ShapeView(shape.data(), shape.size()),
                                     kFloat32, DLDevice{kDLCPU, 0});
-    copy(tensor, host, nullptr);  // synchronous: the data is on the host when it returns
+    copy(tensor, host);  // synchronous: the data is on the host when it returns
   }
   const float* data = static_cast<const float*>(host.data_ptr());
   return std::vector<float>(data, data + host.numel());

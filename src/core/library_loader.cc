@@ -168,6 +168,12 @@ ffi::Module LoadLibraryModule(const std::string& path) {
   auto file = std::make_shared<MappedFile>(path, MappedFile::Mode::kCopyOnWrite, /*keep_fd=*/true);
   SymbolBytes bin;
   if (file->ok()) {
+#ifdef TVM_RUNTIME_HAVE_ELF_H
+    std::string truncated = ElfTruncation(*file);
+    if (!truncated.empty()) {
+      backend::ThrowError("ValueError", "cannot load the library '" + path + "': " + truncated);
+    }
+#endif
     bin = FindDynamicSymbol(*file, kLibraryBinSymbol);
     // Before dlopen: nothing of a corrupted library runs, not even its constructors.
     if (bin.data != nullptr) CheckLibraryBinContainer(bin, path);
