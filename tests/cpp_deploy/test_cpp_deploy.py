@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from backend_testing import device_or_skip
+from cmake_build import cmake_build, package_config
 
 import tvm
 from conftest import ARTIFACTS, REPO, child_result, run_python
@@ -25,41 +25,17 @@ SITE = Path(tvm.__file__).resolve().parent  # site-packages/tvm of the wheels un
 OPENCL_DSO = SITE / "backend" / "opencl" / "libtvm_runtime_opencl.so"
 
 
-def _tool(name: str) -> str:
-    local = Path(sys.executable).with_name(name)
-    found = str(local) if local.exists() else shutil.which(name)
-    assert found, f"{name} is needed to build the C++ example (pip install {name})"
-    return found
-
-
-def _config(module: str, flag: str) -> str:
-    argv = [sys.executable, "-m", module, flag]
-    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = tmp_path_factory.mktemp("cpp_deploy")
-    configure = [
-        _tool("cmake"),
-        "-S",
-        str(REPO / "tests" / "cpp_deploy"),
-        "-B",
-        str(build),
-        "-G",
-        "Ninja",
-        f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
-        "-DCMAKE_CXX_COMPILER=g++",
-        "-DCMAKE_BUILD_TYPE=Release",
-        f"-DTVM_RUNTIME_LIB_DIR={_config('tvm.config', '--libdir')}",
-        f"-DTVM_RUNTIME_INCLUDE_DIR={_config('tvm.config', '--includedir')}",
-        f"-DTVM_FFI_INCLUDE_DIR={_config('tvm_ffi.config', '--includedir')}",
-        f"-DTVM_FFI_LIB_DIR={_config('tvm_ffi.config', '--libdir')}",
-        f"-DTVM_RUNTIME_OPENCL_LIBRARY={OPENCL_DSO}",
-    ]
-    for step in (configure, [_tool("cmake"), "--build", str(build)]):
-        proc = subprocess.run(step, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    defines = {
+        "TVM_RUNTIME_LIB_DIR": package_config("tvm", "--libdir"),
+        "TVM_RUNTIME_INCLUDE_DIR": package_config("tvm", "--includedir"),
+        "TVM_FFI_INCLUDE_DIR": package_config("tvm_ffi", "--includedir"),
+        "TVM_FFI_LIB_DIR": package_config("tvm_ffi", "--libdir"),
+        "TVM_RUNTIME_OPENCL_LIBRARY": str(OPENCL_DSO),
+    }
+    cmake_build(REPO / "tests" / "cpp_deploy", build, "Release", defines)
     return build
 
 
@@ -136,39 +112,33 @@ def test_backend_found_in_a_bundle_and_in_the_path_variable(programs, opencl, lo
     assert out["kernel_excess"] == 0 and out["model_excess"] == 0
 
 
-def _run_opencl_add(programs: Path) -> list[str]:
+def _opencl_add_argv(programs: Path) -> list[str]:
     """error_cases running the OpenCL kernel `add` on float32[16] tensors of the OpenCL device."""
     artifact = str(ARTIFACTS / "opencl" / "add.so")
     return [str(programs / "error_cases"), "run-kernel", "opencl", artifact, "add", "16"]
 
 
-def _python_error(code: str, **env: str) -> str:
+def _python_error(call: str, **env: str) -> tuple[str, str]:
+    """The exception type and the first line of the message of ``call`` in a fresh interpreter."""
+    code = (
+        "import json, tvm\n"
+        "from tvm.backend import _dso\n"
+        f"try:\n    {call}\n"
+        "except Exception as err:\n"
+        "    print(json.dumps([type(err).__name__, str(err).splitlines()[0]]))\n"
+    )
     proc = run_python(code, env=env)
-    return proc.stdout.strip().splitlines()[-1]
+    return tuple(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def test_missing_backend_is_python_s_error(programs, lone_core):
     out = _run(
-        [
-            str(programs / "error_cases"),
-            "run-kernel",
-            "opencl",
-            str(ARTIFACTS / "opencl" / "add.so"),
-            "add",
-            "16",
-        ],
+        _opencl_add_argv(programs),
         LD_LIBRARY_PATH=str(lone_core),
     )
     # What Python says when the OpenCL backend is not loaded.
-    python = _python_error(
-        """
-        import tvm
-        try:
-            tvm.runtime.empty((16,), "float32", tvm.opencl(0))
-        except RuntimeError as err:
-            print(str(err).splitlines()[0])
-        """,
-        TVM_DEVICE_BACKEND_AUTOLOAD="0",
+    _, python = _python_error(
+        'tvm.runtime.empty((16,), "float32", tvm.opencl(0))', TVM_DEVICE_BACKEND_AUTOLOAD="0"
     )
     assert not out["ok"] and out["kind"] == "RuntimeError"
     assert out["message"] == python
@@ -185,16 +155,10 @@ def test_missing_backend_is_python_s_error(programs, lone_core):
 def test_backend_of_another_abi_is_python_s_error(programs, testdev_install, lone_core, tmp_path):
     dso = testdev_install("abi_mismatch") / "tvm" / "backend" / "testdev" / "libtvm_runtime_testdev.so"
     out = _run([str(programs / "error_cases"), "load-backend-path", "testdev", str(dso)])
-    python = _python_error(
-        f"""
-        from tvm.backend import _dso
-        try:
-            _dso.load_backend_dso("testdev", {str(dso)!r})
-        except _dso.BackendABIError as err:
-            print(err)
-        """,
-        TVM_DEVICE_BACKEND_AUTOLOAD="0",
+    kind, python = _python_error(
+        f'_dso.load_backend_dso("testdev", {str(dso)!r})', TVM_DEVICE_BACKEND_AUTOLOAD="0"
     )
+    assert kind == "BackendABIError"
     assert not out["ok"] and out["rc"] == 2  # TVM_RUNTIME_BACKEND_ABI_MISMATCH
     assert out["message"] == python and "core ABI 99.0" in python
     # Found on first use instead, the failure is what later errors quote, with the fix.
@@ -202,14 +166,7 @@ def test_backend_of_another_abi_is_python_s_error(programs, testdev_install, lon
     backends.mkdir()
     shutil.copy2(dso, backends / "libtvm_runtime_opencl.so")
     out = _run(
-        [
-            str(programs / "error_cases"),
-            "run-kernel",
-            "opencl",
-            str(ARTIFACTS / "opencl" / "add.so"),
-            "add",
-            "16",
-        ],
+        _opencl_add_argv(programs),
         LD_LIBRARY_PATH=str(lone_core),
         TVM_RUNTIME_BACKEND_PATH=str(backends),
     )
@@ -223,16 +180,7 @@ def test_truncated_artifact_is_python_s_error(programs, tmp_path):
     truncated = tmp_path / "truncated.so"
     truncated.write_bytes(whole[: len(whole) // 2])
     out = _run([str(programs / "error_cases"), "load", str(truncated)])
-    python = _python_error(
-        f"""
-        import tvm
-        try:
-            tvm.runtime.load_module({str(truncated)!r})
-        except Exception as err:
-            print(json.dumps([type(err).__name__, str(err).splitlines()[0]]))
-        """.replace("import tvm", "import json, tvm"),
-    )
-    kind, message = json.loads(python)
+    kind, message = _python_error(f"tvm.runtime.load_module({str(truncated)!r})")
     assert not out["ok"]
     assert out["message"].splitlines()[0] == message and str(truncated) in message
-    assert kind in (out["kind"], "RuntimeError")
+    assert kind == out["kind"] == "ValueError" and "the file is truncated" in message
