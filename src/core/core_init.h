@@ -18,6 +18,7 @@ void RegisterMissingBackendLoaders();
 void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi parses a file
 void RegisterLibraryLoader();    // runtime.LoadLibraryModule: exported libraries, no payload copies
 void RegisterContextSymbols();
+void RegisterBackendLoader();  // runtime.LoadBackend (backend_loader.h)
 
 }  // namespace core
 }  // namespace tvm_runtime

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backend_loader.h"
 #include "wheel_owners.h"
 
 namespace tvm_runtime {
@@ -107,6 +108,10 @@ void NoteBackendFailure(int device_type, const std::string& reason) {
 
 const TVMRuntimeDeviceAPI& RequireDevice(int device_type) {
   if (const TVMRuntimeDeviceAPI* api = LookupDevice(device_type)) return *api;
+  // A program without Python: the installed backend loads on first use (backend_loader.h).
+  if (LoadBackendForDevice(device_type)) {
+    if (const TVMRuntimeDeviceAPI* api = LookupDevice(device_type)) return *api;
+  }
   std::string name = DeviceTypeName(device_type);
   std::string dist = DistributionForDevice(device_type);
   std::string msg = "No runtime backend for device '" + name + "' is loaded.";

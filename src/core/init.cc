@@ -59,6 +59,7 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterMissingBackendLoaders();
         RegisterLibraryBinCheck();
         RegisterLibraryLoader();
+        RegisterBackendLoader();
       },
       err, err_len);
 }

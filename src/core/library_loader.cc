@@ -172,6 +172,12 @@ ffi::Module LoadLibraryModule(const std::string& path) {
   SymbolBytes bin;
   std::vector<std::string> imported;
   if (file->ok()) {
+#ifdef TVM_RUNTIME_HAVE_ELF_H
+    std::string truncated = ElfTruncation(*file);
+    if (!truncated.empty()) {
+      backend::ThrowError("ValueError", "cannot load the library '" + path + "': " + truncated);
+    }
+#endif
     bin = FindDynamicSymbol(*file, kLibraryBinSymbol);
     // Before dlopen: nothing of a corrupted library runs, not even its constructors; nor of
     // one expecting context symbols this runtime does not fill (another compiler's convention).
@@ -221,6 +227,13 @@ ffi::Module LoadLibraryModule(const std::string& path) {
 
 void RegisterLibraryLoader() {
   ::tvm::ffi::reflection::GlobalDef().def("runtime.LoadLibraryModule", LoadLibraryModule);
+  // A C++ program loads artifacts with tvm::ffi::Module::LoadFromFile, which calls this global:
+  // it gets the checked loader too (a corrupted file is an error naming it, never a crash).
+  ffi::Function::SetGlobal(
+      "ffi.Module.load_from_file.so",
+      ffi::Function::FromTyped(
+          [](const std::string& path, const std::string&) { return LoadLibraryModule(path); }),
+      /*override=*/true);
 }
 
 }  // namespace core

@@ -190,6 +190,32 @@ inline SymbolBytes FindElfDynamicSymbol(const MappedFile& f, const char* name) {
   });
   return found;
 }
+
+/* Why dlopen must not be given this ELF64 file, or "" when its loadable segments all lie inside
+ * it.  glibc maps each PT_LOAD segment as its header says and touches it while relocating: a
+ * segment that runs past the end of a truncated file kills the process with SIGBUS inside dlopen
+ * instead of failing. */
+inline std::string ElfTruncation(const MappedFile& f) {
+  const auto* eh = f.At<Elf64_Ehdr>(0);
+  if (eh == nullptr || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64) {
+    return "";  // not ELF64: dlopen itself says what is wrong
+  }
+  const std::string sizes =
+      "; the file has " + std::to_string(f.size()) + " bytes (a truncated copy or download?)";
+  if (eh->e_phentsize != sizeof(Elf64_Phdr)) return "its ELF program headers are malformed";
+  const auto* segments = f.At<Elf64_Phdr>(eh->e_phoff, eh->e_phnum);
+  if (segments == nullptr) return "its ELF program headers lie past the end of the file" + sizes;
+  for (uint16_t i = 0; i < eh->e_phnum; ++i) {
+    const Elf64_Phdr& seg = segments[i];
+    if (seg.p_type != PT_LOAD) continue;
+    if (seg.p_offset > f.size() || seg.p_filesz > f.size() - seg.p_offset) {
+      return "the file is truncated: its loadable segment " + std::to_string(i) +
+             " needs bytes up to offset " + std::to_string(seg.p_offset + seg.p_filesz) + sizes;
+    }
+  }
+  return "";
+}
 #endif  // TVM_RUNTIME_HAVE_ELF_H
 
 /* The bytes of the exported symbol `name` of a shared library: ELF64 (Linux) or 64-bit Mach-O

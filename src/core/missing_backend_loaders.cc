@@ -19,7 +19,9 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "backend_loader.h"
 #include "core_init.h"
 #include "device_registry.h"
 #include "wheel_owners.h"
@@ -122,6 +124,36 @@ bool HasFmtField(const std::string& kind) {
   return ::tvm::ffi::Module(module);
 }
 
+/* After the backend of a placeholder's kind was just loaded: its own loader, which replaced the
+ * placeholder when the backend registered.  A backend that registered none is reported as such
+ * (never the placeholder again, which would recurse). */
+// The placeholders registered here, held for the process so that their addresses stay theirs.
+std::vector<::tvm::ffi::Function>& Placeholders() {
+  static auto* placeholders = new std::vector<::tvm::ffi::Function>();  // written at init only
+  return *placeholders;
+}
+
+bool IsPlaceholder(const ::tvm::ffi::Function& loader) {
+  for (const ::tvm::ffi::Function& p : Placeholders()) {
+    if (p.get() == loader.get()) return true;
+  }
+  return false;
+}
+
+void SetPlaceholder(const std::string& name, ::tvm::ffi::Function placeholder) {
+  Placeholders().push_back(placeholder);
+  ::tvm::ffi::Function::SetGlobal(name, std::move(placeholder));
+}
+
+::tvm::ffi::Module LoadWithRealLoader(const std::string& name, const ::tvm::ffi::Bytes& bytes) {
+  auto loader = ::tvm::ffi::Function::GetGlobal(name);
+  if (!loader.has_value() || IsPlaceholder(*loader)) {
+    backend::ThrowError("RuntimeError", "the backend loaded for '" + name +
+                                            "' registered no loader for it; reinstall it");
+  }
+  return (*loader)(bytes).cast<::tvm::ffi::Module>();
+}
+
 /* A kind declared by a wheel that serves no device (the external-codegen runtimes of
  * tvm-runtime-dnnl, ...): its modules hold no kernel table to defer to, and run on the CPU, so
  * the artifact fails at load, naming the wheel. */
@@ -133,21 +165,27 @@ void RegisterHostRuntimePlaceholder(const std::string& kind, const std::string& 
                         "the " + distribution + " wheel, which is not installed or did not " +
                         "load (pip install " + distribution +
                         "; `python -m tvm.backend` says why it did not load).";
-  ::tvm::ffi::Function::SetGlobal(
-      name,
-      ::tvm::ffi::Function::FromTyped([message](const ::tvm::ffi::Bytes&) -> ::tvm::ffi::Module {
-        backend::ThrowError("RuntimeError", message);
-      }));
+  SetPlaceholder(name, ::tvm::ffi::Function::FromTyped(
+                           [name, distribution,
+                            message](const ::tvm::ffi::Bytes& bytes) -> ::tvm::ffi::Module {
+                             if (LoadBackendOfDistribution(distribution))
+                               return LoadWithRealLoader(name, bytes);
+                             backend::ThrowError("RuntimeError", message);
+                           }));
 }
 
 void RegisterPlaceholder(const std::string& kind, int device_type, const std::string& why = "") {
   std::string name = "ffi.Module.load_from_bytes." + kind;
   if (::tvm::ffi::Function::GetGlobal(name).has_value()) return;  // a real loader exists
-  ::tvm::ffi::Function::SetGlobal(
-      name,
-      ::tvm::ffi::Function::FromTyped([kind, device_type, why](const ::tvm::ffi::Bytes& bytes) {
-        return LoadStandIn(kind, device_type, why, bytes);
-      }));
+  SetPlaceholder(name, ::tvm::ffi::Function::FromTyped(
+                           [name, kind, device_type, why](const ::tvm::ffi::Bytes& bytes) {
+                             // Without Python the backend is loaded here, on first use, when it is
+                             // installed.
+                             if (device_type != 0 && LoadBackendForDevice(device_type)) {
+                               return LoadWithRealLoader(name, bytes);
+                             }
+                             return LoadStandIn(kind, device_type, why, bytes);
+                           }));
 }
 
 }  // namespace

@@ -9,22 +9,14 @@ import hashlib
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cmake_build import cmake_build, package_config
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _tool(name: str) -> str:
-    """The venv's own cmake/ninja (test dependencies) before whatever PATH has."""
-    local = Path(sys.executable).with_name(name)
-    found = str(local) if local.exists() else shutil.which(name)
-    assert found, f"{name} is needed to build the C++ unit tests (pip install {name})"
-    return found
 
 
 def _sha256_vectors(path: Path) -> None:
@@ -41,32 +33,15 @@ def _sha256_vectors(path: Path) -> None:
 @pytest.fixture(scope="module")
 def cpp_build(tmp_path_factory) -> Path:
     build = tmp_path_factory.mktemp("cpp") / "build"
-
-    def cmakedir(package: str) -> str:
-        argv = [sys.executable, "-m", f"{package}.config", "--cmakedir"]
-        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
-
-    configure = [
-        _tool("cmake"),
-        "-S",
-        str(REPO / "tests" / "cpp"),
-        "-B",
-        str(build),
-        "-G",
-        "Ninja",
-        f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
-        "-DCMAKE_CXX_COMPILER=g++",
-        "-DCMAKE_BUILD_TYPE=Debug",
-        f"-Dtvm_runtime_ROOT={cmakedir('tvm')}",
-        f"-Dtvm_ffi_ROOT={cmakedir('tvm_ffi')}",
+    defines = {
+        "tvm_runtime_ROOT": package_config("tvm", "--cmakedir"),
+        "tvm_ffi_ROOT": package_config("tvm_ffi", "--cmakedir"),
         # tvm-ffi's CMake package asks this interpreter where its library lives.
-        f"-DPython_EXECUTABLE={sys.executable}",
-        f"-DTVMRT_CORE_SOURCES={REPO / 'src' / 'core'}",
-        f"-DTVMRT_EXTRA_SOURCES={REPO / 'src' / 'extra'}",
-    ]
-    for step in (configure, [_tool("cmake"), "--build", str(build)]):
-        proc = subprocess.run(step, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+        "Python_EXECUTABLE": sys.executable,
+        "TVMRT_CORE_SOURCES": str(REPO / "src" / "core"),
+        "TVMRT_EXTRA_SOURCES": str(REPO / "src" / "extra"),
+    }
+    cmake_build(REPO / "tests" / "cpp", build, "Debug", defines)
     return build
 
 

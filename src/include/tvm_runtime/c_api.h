@@ -53,7 +53,7 @@ extern "C" {
 #ifndef TVM_RUNTIME_ABI_VERSION_MAJOR
 #define TVM_RUNTIME_ABI_VERSION_MAJOR 1
 #endif
-#define TVM_RUNTIME_ABI_VERSION_MINOR 3
+#define TVM_RUNTIME_ABI_VERSION_MINOR 4
 #define TVM_RUNTIME_ABI_VERSION \
   ((uint32_t)((TVM_RUNTIME_ABI_VERSION_MAJOR << 16) | TVM_RUNTIME_ABI_VERSION_MINOR))
 
@@ -213,7 +213,7 @@ TVM_RUNTIME_DLL int TVMRuntimeRegisterDeviceAPI(const TVMRuntimeDeviceAPI* api, 
 TVM_RUNTIME_DLL const TVMRuntimeDeviceAPI* TVMRuntimeGetDeviceAPI(int32_t device_type);
 
 /* ---------------------------------------------------------------------------------------- */
-/* 3. Entry points exported by every backend DSO (loaded RTLD_LOCAL by its Python hook).       */
+/* 3. Entry points exported by every backend DSO (loaded RTLD_LOCAL by TVMRuntimeLoadBackend). */
 /* ---------------------------------------------------------------------------------------- */
 
 /* Returns TVM_RUNTIME_ABI_VERSION as the backend was compiled. Must not touch any driver. */
@@ -280,6 +280,9 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       Device types with a registered device-API table.
  *   runtime.GetDeviceTargetProperty (Device dev, str key) -> Any                since 1.0
  *       The table's get_target_property (None if the backend has none).
+ *   runtime.LoadBackend             (str name) -> str                           since 1.4
+ *       TVMRuntimeLoadBackend(name, NULL) for C++ (part 5): the loaded DSO's path, or an
+ *       error with the reason.
  *   The other way round, registered by the core's Python package and called by the core DSO
  *   (when present) for its "cannot find function" errors:
  *   tvm_runtime.backend.distribution_status (str distribution) -> str
@@ -373,14 +376,39 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
 /* ---------------------------------------------------------------------------------------- */
 
 /* Registers everything the core provides (the CPU device, the globals of part 4, the context
- * symbols of part 1).  Called once by `import tvm` right after loading the library, never from a
- * static constructor; later calls return the first outcome.  Returns 0, or 1 with a
+ * symbols of part 1).  Runs once, when the dynamic loader loads libtvm_runtime (a program that
+ * links it needs no call of its own); every call returns that first outcome: 0, or 1 with a
  * NUL-terminated reason truncated to err_len (e.g. a global that another runtime in the process
- * already registered).  Never throws. */
+ * already registered).  `import tvm` calls it to report that reason.  Never throws. */
 TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len);
 
 /* The core's distribution version ("0.1.0"), a static string. */
 TVM_RUNTIME_DLL const char* TVMRuntimeVersion(void);
+
+/* (since 1.4) Loading a backend from any host, Python or not.  TVMRuntimeLoadBackend loads
+ * backend `name` ("opencl": the DSO libtvm_runtime_<name>.so) and registers it; idempotent per
+ * name.  `path` names the DSO, or is NULL to find it: one the program already links or loaded,
+ * then each directory of $TVM_RUNTIME_BACKEND_PATH (':'-separated), the core's own directory
+ * (a deploy bundle's <prefix>/lib), and <core dir>/../backend/<name>/ (the wheels' layout in a
+ * Python environment).  The DSO is opened RTLD_LOCAL, its TVMRuntimeBackendABIVersion checked
+ * by TVMRuntimeCheckBackendABI before TVMRuntimeBackendRegister runs.  Returns one of the
+ * codes below; on failure writes a NUL-terminated reason, truncated to err_len, worded as
+ * `tvm.backend` words it (e.g. "Cannot load TVM backend 'opencl': it is not installed. Install
+ * it: pip install tvm-runtime-opencl. ...").  Never throws.  The same from C++, raising
+ * tvm::ffi::Error: the global runtime.LoadBackend (str name) -> str path.
+ *
+ * Without a call, a backend an artifact or a device needs is loaded the same way on its first
+ * use ("on demand"), unless TVM_DEVICE_BACKEND_AUTOLOAD=0 or TVM_BACKENDS (a comma-separated
+ * allow-list) leaves it out, or the host turned it off: TVMRuntimeSetBackendOnDemand(0), what
+ * `import tvm` does, since Python's tvm.backend loader manages backends itself (through
+ * TVMRuntimeLoadBackend with the path its hook declares). */
+#define TVM_RUNTIME_BACKEND_LOADED 0
+#define TVM_RUNTIME_BACKEND_LOAD_FAILED 1  /* missing file, dlopen, entry points, registration */
+#define TVM_RUNTIME_BACKEND_ABI_MISMATCH 2 /* built for an incompatible core ABI */
+#define TVM_RUNTIME_BACKEND_NOT_FOUND 3    /* path NULL and no installed copy found */
+TVM_RUNTIME_DLL int TVMRuntimeLoadBackend(const char* name, const char* path, char* err,
+                                          size_t err_len);
+TVM_RUNTIME_DLL void TVMRuntimeSetBackendOnDemand(int enabled);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -51,6 +51,14 @@ def _load() -> ctypes.CDLL:
             f"tvm-runtime failed to initialise: {buf.value.decode(errors='replace')}. If another "
             "TVM runtime (e.g. apache-tvm) is loaded in this process, use only one of them."
         )
+    # Python's tvm.backend loader decides which backends load (entry points, TVM_BACKENDS,
+    # TVM_DEVICE_BACKEND_AUTOLOAD) and reports their failures: the core's own on-demand loading,
+    # for programs without Python, stays off here.
+    lib.TVMRuntimeSetBackendOnDemand.argtypes = [ctypes.c_int]
+    lib.TVMRuntimeSetBackendOnDemand.restype = None
+    lib.TVMRuntimeSetBackendOnDemand(0)
+    lib.TVMRuntimeLoadBackend.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.TVMRuntimeLoadBackend.restype = ctypes.c_int
     return lib
 
 
@@ -76,6 +84,18 @@ def check_backend_abi(backend_abi_version: int) -> str:
         f"backend ABI {abi_version_str(backend_abi_version)} is incompatible with core ABI "
         f"{abi_version_str(ABI_VERSION)}"
     )
+
+
+# TVMRuntimeLoadBackend's return codes (tvm_runtime/c_api.h).
+BACKEND_LOADED, BACKEND_LOAD_FAILED, BACKEND_ABI_MISMATCH, BACKEND_NOT_FOUND = 0, 1, 2, 3
+
+
+def load_backend(name: str, path: str) -> tuple[int, str]:
+    """Load and register the backend DSO at ``path`` with the core's loader (the one C++ hosts
+    use): its return code and, on failure, the reason."""
+    err = ctypes.create_string_buffer(4096)
+    rc = LIB.TVMRuntimeLoadBackend(name.encode(), os.fsencode(path), err, len(err))
+    return rc, err.value.decode(errors="replace")
 
 
 class MissingCoreSymbolError(CoreLoadError):

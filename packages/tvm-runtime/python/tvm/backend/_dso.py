@@ -1,4 +1,5 @@
-"""Loading a backend DSO: dlopen RTLD_LOCAL, the core's ABI check, explicit registration."""
+"""Loading a backend DSO through the core's loader (TVMRuntimeLoadBackend): dlopen RTLD_LOCAL, the
+core's ABI check, explicit registration."""
 
 from __future__ import annotations
 
@@ -36,32 +37,17 @@ def load_backend_dso(name: str, path: str | os.PathLike[str]) -> ctypes.CDLL:
     if name in LOADED:
         return LOADED[name].handle
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise BackendLoadError(f"backend library {path} is missing (incomplete install)")
-    try:
-        # RTLD_LOCAL: backends never interpose each other; they reach the core by SONAME.
-        lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
-    except OSError as err:
-        raise BackendLoadError(f"cannot load {path}: {err}") from err
-    try:
-        version_fn = lib.TVMRuntimeBackendABIVersion
-        register_fn = lib.TVMRuntimeBackendRegister
-    except AttributeError as err:
-        raise BackendLoadError(f"{path} is not a tvm-runtime backend (entry points missing)") from err
-    version_fn.restype = ctypes.c_uint32
-    version_fn.argtypes = []
-    backend_abi = int(version_fn())
-    try:
-        why = _core.check_backend_abi(backend_abi)
-    except _core.MissingCoreSymbolError as err:
-        raise BackendABIError(str(err)) from err
-    if why:
+    # The core finds nothing here (the hook's declaration gave the path), but checks and registers
+    # the DSO exactly as for a C++ program: dlopen RTLD_LOCAL, the entry points, its ABI check.
+    rc, why = _core.load_backend(name, path)
+    if rc == _core.BACKEND_ABI_MISMATCH:
         # The core's message names both ABI versions; the warning adds the fix.
         raise BackendABIError(why)
-    register_fn.restype = ctypes.c_int
-    register_fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    buf = ctypes.create_string_buffer(4096)
-    if register_fn(buf, len(buf)) != 0:
-        raise BackendLoadError(f"registration failed: {buf.value.decode(errors='replace')}")
+    if rc != _core.BACKEND_LOADED:
+        raise BackendLoadError(why)
+    # The handle of the library the core loaded (RTLD_NOLOAD: never a second copy).
+    lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW | os.RTLD_NOLOAD)
+    lib.TVMRuntimeBackendABIVersion.restype = ctypes.c_uint32
+    backend_abi = int(lib.TVMRuntimeBackendABIVersion())
     LOADED[name] = LoadedDSO(path=path, abi_version=backend_abi, handle=lib)
     return lib

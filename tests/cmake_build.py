@@ -1,0 +1,44 @@
+"""Configure and build a CMake project of the tests (tests/cpp, tests/cpp_deploy) with the venv's
+own cmake and ninja and the host compiler, against the installed wheels."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+def tool(name: str) -> str:
+    """The venv's own cmake/ninja (test dependencies) before whatever PATH has."""
+    local = Path(sys.executable).with_name(name)
+    found = str(local) if local.exists() else shutil.which(name)
+    assert found, f"{name} is needed to build the C++ tests (pip install {name})"
+    return found
+
+
+def package_config(package: str, flag: str) -> str:
+    """What ``python -m <package>.config <flag>`` prints (tvm, tvm_ffi: --cmakedir, --libdir, ...)."""
+    argv = [sys.executable, "-m", f"{package}.config", flag]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def cmake_build(source: Path, build: Path, build_type: str, defines: dict[str, str]) -> None:
+    """Configure ``source`` into ``build`` (Ninja, g++) with ``-D<key>=<value>`` each, then build;
+    a failure quotes the tools' output."""
+    configure = [
+        tool("cmake"),
+        "-S",
+        str(source),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
+        "-DCMAKE_CXX_COMPILER=g++",
+        f"-DCMAKE_BUILD_TYPE={build_type}",
+        *(f"-D{key}={value}" for key, value in defines.items()),
+    ]
+    for step in (configure, [tool("cmake"), "--build", str(build)]):
+        proc = subprocess.run(step, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
