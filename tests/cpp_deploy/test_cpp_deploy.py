@@ -28,13 +28,7 @@ OPENCL_DSO = SITE / "backend" / "opencl" / "libtvm_runtime_opencl.so"
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = tmp_path_factory.mktemp("cpp_deploy")
-    defines = {
-        "TVM_RUNTIME_LIB_DIR": package_config("tvm", "--libdir"),
-        "TVM_RUNTIME_INCLUDE_DIR": package_config("tvm", "--includedir"),
-        "TVM_FFI_INCLUDE_DIR": package_config("tvm_ffi", "--includedir"),
-        "TVM_FFI_LIB_DIR": package_config("tvm_ffi", "--libdir"),
-        "TVM_RUNTIME_OPENCL_LIBRARY": str(OPENCL_DSO),
-    }
+    defines = {"tvm_runtime_ROOT": package_config("tvm", "--cmakedir")}
     cmake_build(REPO / "tests" / "cpp_deploy", build, "Release", defines)
     return build
 
