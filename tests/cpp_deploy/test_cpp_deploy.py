@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,33 @@ def test_truncated_artifact_is_python_s_error(programs, tmp_path):
     assert not out["ok"]
     assert out["message"].splitlines()[0] == message and str(truncated) in message
     assert kind == out["kind"] == "ValueError" and "the file is truncated" in message
+
+
+def test_example_built_against_a_deploy_bundle_runs_on_cpu_and_opencl(tmp_path, opencl):
+    # `python -m tvm.deploy bundle` with the OpenCL backend, the example configured against the
+    # bundle's CMake package (nothing of the Python environment), and run: the core finds the
+    # backend beside itself in the bundle's lib/.
+    bundle = tmp_path / "bundle"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tvm.deploy", "bundle", "--backends", "opencl", str(bundle)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    build = tmp_path / "build"
+    cmake_build(
+        REPO / "examples" / "cpp_deploy",
+        build,
+        "Release",
+        {"tvm_runtime_ROOT": str(bundle / "lib" / "cmake" / "tvm_runtime")},
+    )
+    for device in ("cpu", "opencl"):
+        proc = subprocess.run(
+            [str(build / "cpp_deploy"), device, str(ARTIFACTS), str(DATA)],
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            timeout=300,
+        )
+        out = child_result(proc)
+        assert out == {"device": device, "kernel_excess": 0, "model_excess": 0, "libpython_mapped": False}
