@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from backend_testing import device_or_skip
+from backend_testing.devices import device_or_skip
 from cmake_build import cmake_build, package_config
 
 import tvm
