@@ -7,6 +7,7 @@
     nox -s lint    ruff + clang-format
     nox -s docs    the docs site (mkdocs, strict, internal link and anchor check) -> dist/docs
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
+    nox -s macos   cross-build the macOS arm64 wheels into dist/wheelhouse-macos, checked statically
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
     nox -s stress  many-thread stress of every device, bounded: `nox -s stress -- 120` -> results/stress.md
@@ -98,6 +99,10 @@ def _build_wheels(
     if os.environ.get("TVM_REUSE_WHEELHOUSE") == "1" and out == WHEELHOUSE and _wheelhouse_complete():
         session.log(f"reusing {WHEELHOUSE}")
         return
+    if system == "linux":
+        # Build-time headers from Debian (libdnnl-dev for tvm-runtime-dnnl): every session that
+        # builds gets them here, so `nox -s build` works on a fresh machine like `tests` does.
+        _install_system_deps(session)
     session.install(*BUILD_TOOLS)
     cmd = ["python", str(ROOT / "ci" / "build_wheels.py"), "--out", str(out), "--platform", system]
     session.run(*cmd, *(["--arch", arch] if arch else []))
