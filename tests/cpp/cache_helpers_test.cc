@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <tvm_runtime/backend/cache_entry.h>
-#include <tvm_runtime/backend/crc32.h>
+#include <tvm_runtime/backend/detail/crc32.h>
 #include <tvm_runtime/backend/persistent_cache.h>
 #include <unistd.h>
 

@@ -23,8 +23,8 @@
 #ifndef TVM_RUNTIME_BACKEND_CACHE_ENTRY_H_
 #define TVM_RUNTIME_BACKEND_CACHE_ENTRY_H_
 
-#include <tvm_runtime/backend/crc32.h>
-#include <tvm_runtime/backend/sha256.h>
+#include <tvm_runtime/backend/detail/crc32.h>
+#include <tvm_runtime/backend/detail/sha256.h>
 
 #include <cstdint>
 #include <cstring>
