@@ -5,9 +5,9 @@
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/dynamic_library.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/dynamic_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #include "objc_runtime.h"
 
-#include <tvm_runtime/backend/dynamic_library.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/dynamic_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <string>
 

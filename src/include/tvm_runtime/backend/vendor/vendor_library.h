@@ -1,0 +1,111 @@
+/*
+ * Opening a vendor driver library (libOpenCL.so.1, libvulkan.so.1, libcuda.so.1, ...) lazily with
+ * dlopen, so that backend DSOs never carry a DT_NEEDED on a driver: they load on any machine and,
+ * when the library is missing or unusable, can tell the user exactly what was tried.
+ *
+ * Candidates: the value of an environment variable alone if it is set (the user's override, also
+ * how tests simulate a machine without the library), else the sonames found in $CONDA_PREFIX/lib,
+ * then a fixed list of sonames for the system's search.  A candidate
+ * is accepted once `accept(handle, &why)` resolves what the backend needs from it; otherwise it
+ * is closed and its reason recorded.
+ */
+#ifndef TVM_RUNTIME_BACKEND_VENDOR_VENDOR_LIBRARY_H_
+#define TVM_RUNTIME_BACKEND_VENDOR_VENDOR_LIBRARY_H_
+
+#include <dlfcn.h>
+#include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#else
+#include <link.h>
+#endif
+
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tvm_runtime {
+namespace backend {
+
+/* The file the dynamic loader opened for `handle` (a search by name may have found it anywhere);
+ * `fallback` when the loader does not say. */
+inline std::string LoadedLibraryPath(void* handle, const std::string& fallback) {
+#if defined(__APPLE__)
+  // No dlinfo on macOS: find the loaded image whose handle is this one.
+  for (uint32_t i = _dyld_image_count(); i-- > 0;) {
+    const char* image = _dyld_get_image_name(i);
+    if (image == nullptr) continue;
+    void* same = dlopen(image, RTLD_LAZY | RTLD_NOLOAD);
+    if (same == nullptr) continue;
+    dlclose(same);  // RTLD_NOLOAD took a reference
+    if (same == handle) return image;
+  }
+  return fallback;
+#else
+  struct link_map* map = nullptr;
+  return (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name[0])
+             ? map->l_name
+             : fallback;
+#endif
+}
+
+struct VendorLibrary {
+  void* handle = nullptr;  // null when no candidate could be used; never dlclose'd otherwise
+  std::string path;        // the file the loader actually opened
+  std::string tried;       // "; "-separated reason per rejected candidate
+};
+
+/* The candidates to try: `$env_var` alone when set and non-empty; else, inside an active conda
+ * environment, each of `defaults` that exists in `$CONDA_PREFIX/lib` (conda ships its own OpenCL
+ * ICD loader and Vulkan loader, configured for the ICDs installed in that environment, and the
+ * dynamic linker would never look there by itself), then `defaults` for the system's search. */
+inline std::vector<std::string> VendorLibraryCandidates(
+    const char* env_var, std::initializer_list<const char*> defaults) {
+  const char* env = env_var != nullptr ? std::getenv(env_var) : nullptr;
+  if (env != nullptr && env[0] != '\0') return {env};
+  std::vector<std::string> candidates;
+  const char* conda = std::getenv("CONDA_PREFIX");
+  if (conda != nullptr && conda[0] != '\0') {
+    for (const char* name : defaults) {
+      std::string path = std::string(conda) + "/lib/" + name;
+      if (access(path.c_str(), F_OK) == 0) candidates.push_back(std::move(path));
+    }
+  }
+  candidates.insert(candidates.end(), defaults.begin(), defaults.end());
+  return candidates;
+}
+
+/* Opens the first acceptable candidate.  `accept(void* handle, std::string* why)` returns true
+ * if the library is usable, else false with a reason (the handle is then closed). */
+template <typename Accept>
+VendorLibrary OpenVendorLibrary(const std::vector<std::string>& candidates, Accept&& accept) {
+  VendorLibrary lib;
+  for (const std::string& name : candidates) {
+    // RTLD_LOCAL: the driver's symbols stay private to this backend.
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    if (handle == nullptr) {
+      const char* err = dlerror();
+      why = err != nullptr ? err : name + ": cannot be opened";
+    } else if (!accept(handle, &why)) {
+      why = name + ": " + why;
+      dlclose(handle);
+      handle = nullptr;
+    }
+    if (handle == nullptr) {
+      lib.tried += (lib.tried.empty() ? "" : "; ") + why;
+      continue;
+    }
+    lib.path = LoadedLibraryPath(handle, name);
+    lib.handle = handle;
+    return lib;
+  }
+  return lib;
+}
+
+}  // namespace backend
+}  // namespace tvm_runtime
+
+#endif  // TVM_RUNTIME_BACKEND_VENDOR_VENDOR_LIBRARY_H_
