@@ -4,9 +4,9 @@
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
-#include <tvm_runtime/backend/cache_entry.h>
+#include <tvm_runtime/backend/cache/cache_entry.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 #include <tvm_runtime/backend/detail/crc32.h>
-#include <tvm_runtime/backend/persistent_cache.h>
 #include <unistd.h>
 
 #include <cstdio>

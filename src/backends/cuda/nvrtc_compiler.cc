@@ -1,6 +1,6 @@
 #include "nvrtc_compiler.h"
 
-#include <tvm_runtime/backend/disk_cache.h>
+#include <tvm_runtime/backend/cache/disk_cache.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 

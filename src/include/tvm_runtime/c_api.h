@@ -346,7 +346,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
- *   Every backend with a persistent kernel cache (tvm_runtime/backend/persistent_cache.h)
+ *   Every backend with a persistent kernel cache (tvm_runtime/backend/cache/persistent_cache.h)
  *   registers `tvm_runtime.<name>.cache_info` () -> dict (dir, enabled, max_bytes, entries,
  *   bytes, this process's hits/misses/rejected/stored/..., last_problem), which
  *   `python -m tvm.backend` shows.
