@@ -6,8 +6,8 @@
 #include <tvm/ffi/error.h>
 #include <tvm_runtime/backend/blob_reader.h>
 #include <tvm_runtime/backend/detail/sha256.h>
-#include <tvm_runtime/backend/kernel_args.h>
-#include <tvm_runtime/backend/launch_params.h>
+#include <tvm_runtime/backend/gpu/kernel_args.h>
+#include <tvm_runtime/backend/gpu/launch_params.h>
 
 #include <cstdint>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 #include <tvm/ffi/memory.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
 
 #include <cstdint>
 #include <utility>

@@ -8,7 +8,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/lazy_devices.h>
 
 #include <atomic>
 #include <cstdint>

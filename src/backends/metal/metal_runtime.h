@@ -8,7 +8,7 @@
 #define TVM_RUNTIME_BACKENDS_METAL_METAL_RUNTIME_H_
 
 #include <tvm/ffi/extra/c_env_api.h>
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/lazy_devices.h>
 
 #include <atomic>
 #include <cstdint>

@@ -7,8 +7,8 @@
 
 #include <tvm/ffi/c_api.h>
 #include <tvm_runtime/backend/cache/cache_entry.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/per_device_cache.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/per_device_cache.h>
 
 #include <memory>
 #include <mutex>

@@ -7,7 +7,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_ROCM_ROCM_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_ROCM_ROCM_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/lazy_devices.h>
 
 #include <cstdint>
 #include <string>

@@ -251,7 +251,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       Loader for the device modules of `kind` embedded in a compiled artifact ("opencl",
  *       "vulkan", "cuda").  tvm-ffi calls it while loading a library; the core pre-registers a
  *       placeholder for every declared kind that tells the user which wheel to install, and the
- *       backend's registration replaces it (tvm_runtime/backend/device_module.h).
+ *       backend's registration replaces it (tvm_runtime/backend/gpu/device_module.h).
  *   runtime.timer.<device name>   (Device dev) -> Function timer               since 1.2
  *       Optional (apache-tvm 0.27 has the same hook).  When registered, the core's time
  *       evaluator (runtime.RPCTimeEvaluator) times each round on the device: timer("start"),
@@ -325,7 +325,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
  *                             cache_dir, cache_info, driver_info, event_*
- *                             (tvm_runtime/backend/gpu_events.h), cublaslt_status,
+ *                             (tvm_runtime/backend/gpu/gpu_events.h), cublaslt_status,
  *                             cudnn_status;
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
  *                             first runtime compile: (int driver_major) -> list[dict],
