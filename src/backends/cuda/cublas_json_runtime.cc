@@ -27,8 +27,8 @@
  * context), like every kernel of this backend.
  */
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_runtime_module.h>
 
 #include <string>
 #include <utility>

@@ -27,8 +27,8 @@
  * runs is what the heuristic ranked.
  */
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_runtime_module.h>
 
 #include <string>
 #include <utility>

@@ -6,8 +6,8 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_VENDOR_JSON_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_VENDOR_JSON_RUNTIME_H_
 
+#include <tvm_runtime/backend/byoc/json_graph.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_graph.h>
 
 #include <map>
 #include <memory>
