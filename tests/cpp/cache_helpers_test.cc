@@ -1,4 +1,4 @@
-// The persistent kernel cache's helpers (tvm_runtime/backend/{crc32,cache_entry,persistent_cache}.h
+// The persistent kernel cache's helpers (tvm_runtime/backend/cache/*.h, detail/crc32.h
 // of the installed core wheel): the checksum, the key, the entry format against every kind of
 // damage, and the directory policy (atomic store, least-recently-used eviction, stale files).
 #include <dirent.h>
