@@ -1,9 +1,23 @@
 /*
  * tvm_runtime/c_api.h -- the versioned C boundary of libtvm_runtime.so.
  *
- * Everything that crosses a wheel boundary goes through this header or through tvm-ffi's own
- * C ABI (tvm/ffi/c_api.h).  No C++ type, vtable or exception ever crosses it, so a backend wheel
- * built against core 0.1.x keeps working when the core is upgraded within the same ABI major.
+ * What one of our wheels asks of another goes through this header or through tvm-ffi's own C ABI
+ * (tvm/ffi/c_api.h): no C++ type of ours crosses between the core and a backend, so a backend
+ * wheel built against core 0.1.x keeps working when the core is upgraded within the same ABI
+ * major.
+ *
+ * The C++ edge is tvm-ffi's, and it is real: every DSO of ours also uses tvm-ffi's C++ API, whose
+ * objects are header-inline over its C ABI except for one interface, tvm::ffi::ModuleObj.  The
+ * device and BYOC modules a backend creates subclass it, and libtvm_ffi, the core and the Relax VM
+ * call their virtual functions (GetFunction, SaveToBytes, ...); backends throw tvm::ffi::Error,
+ * which tvm-ffi's safe-call wrappers catch and rethrow across DSOs (Python callbacks, imported
+ * modules).  So every DSO must be built for the C++ ABI libtvm_ffi was built for: the Itanium ABI
+ * with a libstdc++-compatible exception runtime on Linux (ci/toolchain/zig-common.cmake links
+ * the system's libstdc++.so.6 and libgcc_s.so.1) and the system's libc++abi on macOS, the MSVC ABI
+ * on Windows (a MinGW-built subclass gets another vtable layout and return convention, and its
+ * exceptions do not cross).  And tvm-ffi's range in the core's [tool.tvm-runtime] is part of this
+ * contract: a tvm-ffi release that changes ModuleObj's vtable breaks built backends although no
+ * line of ours changed, which is why that range stops below tvm-ffi's next minor.
  *
  * Five parts make up the contract:
  *  1. the TVMBackend* functions that TVM-compiled host code calls (their addresses are also
