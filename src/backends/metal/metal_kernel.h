@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "metal_runtime.h"
-#include "objc_runtime.h"
+#include "objc_api.h"
 
 namespace tvm_runtime {
 namespace metal {

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "metal_stream.h"
-#include "objc_runtime.h"
+#include "objc_library.h"
 
 namespace tvm_runtime {
 namespace metal {

@@ -1,4 +1,4 @@
-#include "objc_runtime.h"
+#include "objc_library.h"
 
 #include <tvm_runtime/backend/vendor/dynamic_library.h>
 #include <tvm_runtime/backend/vendor/vendor_library.h>
