@@ -193,7 +193,7 @@ def test_garbage_payloads_are_clear_errors(kind):
 
 
 # ---------------------------------------------------------------------------------- numerics
-# The float32 policy (src/backends/cuda/tf32_policy.h, tests/byoc/cuda_numerics.py): unset as
+# The float32 policy (src/backends/cuda/byoc/tf32_policy.h, tests/byoc/cuda_numerics.py): unset as
 # apache-tvm 0.27 (CUDNN_TENSOR_OP_MATH, TF32 allowed), 0 (CUDNN_FMA_MATH), 1 (as unset).
 TENSOR_OP, FMA = "1", "3"  # cudnnMathType_t
 POLICIES = {"unset": "", "0": "0", "1": "1"}

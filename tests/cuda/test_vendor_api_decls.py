@@ -1,5 +1,5 @@
 """The backends declare their own subsets of vendor C APIs (no vendor SDK at build time):
-cublasLt.h and cudnn.h (src/backends/cuda/cublaslt_api.h, cudnn_api.h) and nccl.h
+cublasLt.h and cudnn.h (src/backends/cuda/byoc/cublaslt_api.h, cudnn_api.h) and nccl.h
 (src/include/tvm_runtime/backend/disco/nccl_api.h).  This compiles those declarations against the
 real headers and fails on any mismatched constant, struct layout or signature.
 

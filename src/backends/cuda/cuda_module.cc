@@ -11,7 +11,7 @@
 #include "cuda_error.h"
 #include "cuda_launcher.h"
 #include "cuda_runtime.h"
-#include "nvrtc_library.h"
+#include "nvrtc/nvrtc_library.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "cuda_api.h"
-#include "nvrtc_compiler.h"
+#include "nvrtc/nvrtc_compiler.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -11,13 +11,13 @@
 
 #include <string>
 
-#include "cublaslt_library.h"
+#include "byoc/cublaslt_library.h"
+#include "byoc/cudnn_library.h"
 #include "cuda_device_api.h"
 #include "cuda_globals.h"
 #include "cuda_module.h"
 #include "cuda_nccl.h"
 #include "cuda_runtime.h"
-#include "cudnn_library.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -34,9 +34,9 @@
 #include <utility>
 #include <vector>
 
-#include "cudnn_library.h"
-#include "tf32_policy.h"
-#include "vendor_json_runtime.h"
+#include "byoc/cudnn_library.h"
+#include "byoc/tf32_policy.h"
+#include "byoc/vendor_json_runtime.h"
 
 namespace tvm_runtime {
 namespace cuda {

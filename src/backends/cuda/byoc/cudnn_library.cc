@@ -1,4 +1,4 @@
-#include "cudnn_library.h"
+#include "byoc/cudnn_library.h"
 
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/vendor/dynamic_library.h>

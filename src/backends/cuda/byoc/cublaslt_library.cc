@@ -1,4 +1,4 @@
-#include "cublaslt_library.h"
+#include "byoc/cublaslt_library.h"
 
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/vendor/dynamic_library.h>

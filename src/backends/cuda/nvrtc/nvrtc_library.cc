@@ -1,4 +1,4 @@
-#include "nvrtc_library.h"
+#include "nvrtc/nvrtc_library.h"
 
 #include <sys/stat.h>
 #include <tvm/ffi/container/array.h>
