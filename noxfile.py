@@ -4,7 +4,7 @@
     nox -s tests   build, install into a fresh venv from the wheelhouse, pip check, pytest
     nox -s demo    build, install, run a TVM-compiled artifact on every available device
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
-    nox -s lint    ruff + clang-format
+    nox -s lint    ruff + clang-format + mypy (the wheels' Python)
     nox -s docs    the docs site (mkdocs, strict, internal link and anchor check) -> dist/docs
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
     nox -s macos   cross-build the macOS arm64 wheels into dist/wheelhouse-macos, checked statically
@@ -277,10 +277,12 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) and clang-format on the C++ sources."""
-    session.install(*LINT_TOOLS)
+    """ruff (lint + format check), mypy on the wheels' Python, clang-format on the C++ sources."""
+    # mypy reads numpy's and tvm-ffi's own annotations, so both are installed beside it.
+    session.install(*LINT_TOOLS, TVM_FFI, "numpy")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy")  # [tool.mypy] in pyproject.toml: every packages/*/python/tvm
     # The extras of tvm-runtime and tvm are generated from the declarations: never stale.
     session.run("python", str(ROOT / "packages" / "release_train.py"), "check")
     sources = [str(p) for p in (ROOT / "src").rglob("*") if p.suffix in {".h", ".cc"}]
