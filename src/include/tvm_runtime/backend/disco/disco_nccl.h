@@ -28,8 +28,8 @@
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/disco/nccl_api.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/nccl_api.h>
 #include <tvm_runtime/c_api.h>
 
 #include <cstring>

@@ -16,10 +16,10 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/function_info.h>
 #include <tvm_runtime/backend/global_function.h>
-#include <tvm_runtime/backend/kernel_args.h>
-#include <tvm_runtime/backend/launch_params.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
+#include <tvm_runtime/backend/gpu/kernel_args.h>
+#include <tvm_runtime/backend/gpu/launch_params.h>
 
 #include <string>
 #include <utility>

@@ -15,7 +15,7 @@
 #include <tvm_runtime/backend/blob_reader.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
-#include <tvm_runtime/backend/per_device_cache.h>
+#include <tvm_runtime/backend/gpu/per_device_cache.h>
 
 #include <memory>
 #include <string>

@@ -13,7 +13,7 @@
 
 #include <tvm/ffi/c_api.h>
 #include <tvm_runtime/backend/gpu/kernel_args.h>
-#include <tvm_runtime/backend/scratch_array.h>
+#include <tvm_runtime/backend/gpu/scratch_array.h>
 
 #include <cstring>
 #include <vector>

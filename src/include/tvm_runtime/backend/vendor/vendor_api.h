@@ -8,7 +8,7 @@
 #ifndef TVM_RUNTIME_BACKEND_VENDOR_VENDOR_API_H_
 #define TVM_RUNTIME_BACKEND_VENDOR_VENDOR_API_H_
 
-#include <tvm_runtime/backend/dynamic_library.h>
+#include <tvm_runtime/backend/vendor/dynamic_library.h>
 #include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <string>
