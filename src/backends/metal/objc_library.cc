@@ -1,6 +1,5 @@
 #include "objc_library.h"
 
-#include <tvm_runtime/backend/vendor/dynamic_library.h>
 #include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <string>

@@ -11,8 +11,8 @@
  *   tvm_runtime/backend/gpu/        GPU device modules: payloads, kernel arguments and launch
  *                                   tags, per-device caches, lazily discovered devices, the
  *                                   VendorRuntime base of a backend's process-wide state, events
- *   tvm_runtime/backend/vendor/     opening a vendor library at first use (vendor_api.h) and
- *                                   resolving its entry points
+ *   tvm_runtime/backend/vendor/     opening a vendor library at first use and resolving its
+ *                                   entry points (vendor_library.h, the one way to do it)
  *   tvm_runtime/backend/cache/      the persistent kernel cache every GPU backend shares
  *   tvm_runtime/backend/byoc/       the JSON runtime base of BYOC modules (dnnl_json, cublas_json)
  *   tvm_runtime/backend/disco/      Disco's collectives over an NCCL-compatible library

@@ -367,7 +367,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *
  * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
  * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use
- * (through tvm_runtime/backend/vendor/vendor_api.h where a symbol table is all it needs),
+ * (through OpenVendorApi of tvm_runtime/backend/vendor/vendor_library.h, the one way to open one),
  * <vendor>_error.{h,cc} turns vendor status codes into errors, <name>_*.{h,cc} hold the device,
  * module and kernel code (files about one format are named for it: spirv_info, code_object), and
  * register.cc defines the two entry points of part 3.

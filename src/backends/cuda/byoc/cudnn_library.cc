@@ -1,7 +1,7 @@
 #include "byoc/cudnn_library.h"
 
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor/dynamic_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include "pip_library.h"
 

@@ -6,7 +6,6 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor/dynamic_library.h>
 #include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <algorithm>

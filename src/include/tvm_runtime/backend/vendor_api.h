@@ -1,3 +1,3 @@
-// Deprecated since 0.2.0, removed in 0.3.0: include <tvm_runtime/backend/vendor/vendor_api.h> (SDK
-// tiers, docs/plugins.md).
-#include <tvm_runtime/backend/vendor/vendor_api.h>  // IWYU pragma: export
+// Deprecated since 0.2.0, removed in 0.3.0: include <tvm_runtime/backend/vendor/vendor_library.h>
+// (SDK tiers, docs/plugins.md), which now holds what this header declared.
+#include <tvm_runtime/backend/vendor/vendor_library.h>  // IWYU pragma: export

@@ -8,7 +8,7 @@
 #ifndef TVM_RUNTIME_BACKEND_DISCO_NCCL_API_H_
 #define TVM_RUNTIME_BACKEND_DISCO_NCCL_API_H_
 
-#include <tvm_runtime/backend/vendor/vendor_api.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <cstddef>
 #include <string>

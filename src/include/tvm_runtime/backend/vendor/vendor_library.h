@@ -1,13 +1,20 @@
 /*
- * Opening a vendor driver library (libOpenCL.so.1, libvulkan.so.1, libcuda.so.1, ...) lazily with
- * dlopen, so that backend DSOs never carry a DT_NEEDED on a driver: they load on any machine and,
- * when the library is missing or unusable, can tell the user exactly what was tried.
+ * The one way a backend opens a vendor library (libOpenCL.so.1, libvulkan.so.1, libcuda.so.1,
+ * libdnnl.so.2, ...): lazily with dlopen, so that backend DSOs never carry a DT_NEEDED on a
+ * driver: they load on any machine and, when the library is missing or unusable, can tell the
+ * user exactly what was tried.
+ *
+ *  - OpenVendorApi: a table of entry points, filled by a resolve(SymbolResolver&, Api*) function;
+ *    a candidate lacking any required entry point is passed over as unusable.  What almost every
+ *    backend needs.
+ *  - OpenVendorLibrary: the same search with a custom accept(handle, &why), for libraries that
+ *    are checked otherwise (a loader whose entry points come through vkGetInstanceProcAddr).
  *
  * Candidates: the value of an environment variable alone if it is set (the user's override, also
  * how tests simulate a machine without the library), else the sonames found in $CONDA_PREFIX/lib,
- * then a fixed list of sonames for the system's search.  A candidate
- * is accepted once `accept(handle, &why)` resolves what the backend needs from it; otherwise it
- * is closed and its reason recorded.
+ * then a fixed list of sonames for the system's search.  A rejected candidate is closed and its
+ * reason recorded; the outcome is kept as text, so a machine without the library reports what
+ * was tried and how to fix it instead of failing at import.
  */
 #ifndef TVM_RUNTIME_BACKEND_VENDOR_VENDOR_LIBRARY_H_
 #define TVM_RUNTIME_BACKEND_VENDOR_VENDOR_LIBRARY_H_
@@ -50,6 +57,37 @@ inline std::string LoadedLibraryPath(void* handle, const std::string& fallback) 
              : fallback;
 #endif
 }
+
+/* Fills a function-pointer table from one library; remembers the required names it lacked. */
+class SymbolResolver {
+ public:
+  explicit SymbolResolver(void* handle) : handle_(handle) {}
+
+  /* The first of `names` the library defines (newer ABI versions first, e.g. "_v2" names). */
+  template <typename Fn>
+  bool Optional(std::initializer_list<const char*> names, Fn* slot) {
+    for (const char* name : names) {
+      *slot = reinterpret_cast<Fn>(dlsym(handle_, name));
+      if (*slot != nullptr) return true;
+    }
+    return false;
+  }
+
+  template <typename Fn>
+  bool Required(std::initializer_list<const char*> names, Fn* slot) {
+    if (Optional(names, slot)) return true;
+    if (!missing_.empty()) missing_ += ", ";
+    missing_ += *names.begin();
+    return false;
+  }
+
+  /* Comma-separated required names that were not found ("" when complete). */
+  const std::string& missing() const { return missing_; }
+
+ private:
+  void* handle_;
+  std::string missing_;
+};
 
 struct VendorLibrary {
   void* handle = nullptr;  // null when no candidate could be used; never dlclose'd otherwise
@@ -103,6 +141,45 @@ VendorLibrary OpenVendorLibrary(const std::vector<std::string>& candidates, Acce
     return lib;
   }
   return lib;
+}
+
+template <typename Api>
+struct VendorApi {
+  const Api* api = nullptr;  // null when no candidate could be used
+  std::string path;          // the file the entry points come from
+  std::string failure;       // why api is null: what was tried and how to fix it
+};
+
+/* What to say about a library that cannot serve as `Api`. */
+struct VendorApiMessages {
+  const char* library;     // "CUDA driver library": what a candidate must be
+  std::string unusable;    // appended after "(missing <symbols>); " for an incomplete candidate
+  std::string not_found;   // leads the failure: "<not_found> (<tried>). "
+  std::string how_to_fix;  // ends the failure
+};
+
+/* Opens the first of `candidates` (usually VendorLibraryCandidates(...)) for which
+ * `resolve(SymbolResolver&, Api*)` finds every required entry point, filling `*table` (which must
+ * outlive the process: backends pass a function-local static). */
+template <typename Api, typename Resolve>
+VendorApi<Api> OpenVendorApi(const std::vector<std::string>& candidates, Api* table,
+                             Resolve&& resolve, const VendorApiMessages& msg) {
+  VendorLibrary opened = OpenVendorLibrary(candidates, [&](void* handle, std::string* why) {
+    SymbolResolver r(handle);
+    resolve(r, table);
+    if (r.missing().empty()) return true;
+    *why = std::string("not a usable ") + msg.library + " (missing " + r.missing() + "); " +
+           msg.unusable;
+    return false;
+  });
+  VendorApi<Api> out;
+  if (opened.handle != nullptr) {
+    out.api = table;
+    out.path = opened.path;
+  } else {
+    out.failure = msg.not_found + " (" + opened.tried + "). " + msg.how_to_fix;
+  }
+  return out;
 }
 
 }  // namespace backend
