@@ -333,6 +333,9 @@ std::string CudaDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- cuda_host
 
+// Host memory belongs to no device: nothing to select.
+void CudaHostDeviceAPI::SetDevice(int32_t device_id) {}
+
 Any CudaHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
   // Pinned memory is one pool shared by all GPUs: a single cuda_host device, index 0.
   bool exists = device_id == 0 && Runtime().NumDevices() > 0;

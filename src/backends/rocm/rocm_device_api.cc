@@ -289,6 +289,9 @@ std::string RocmDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- rocm_host
 
+// Host memory belongs to no device: nothing to select.
+void RocmHostDeviceAPI::SetDevice(int32_t device_id) {}
+
 Any RocmHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
   // Pinned memory is one pool shared by all GPUs: a single rocm_host device, index 0.
   bool exists = device_id == 0 && Runtime().NumDevices() > 0;
