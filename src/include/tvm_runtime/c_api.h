@@ -373,10 +373,11 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  * register.cc defines the two entry points of part 3.
  *
  * 4f. Registered by the extra DSO (Disco, tvm-runtime-extra 0.1.0+), called by the GPU backends'
- *     NCCL/RCCL code (tvm_runtime/backend/disco/disco_nccl.h) on a Disco worker's thread; not part
- * of the core's ABI (the core neither registers nor calls them): tvm_runtime.disco.*       the
- * extra wheel's Disco internals (declared in its `global-functions`); the GPU backends call two of
- * them: tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,
+ *     NCCL/RCCL code (tvm_runtime/backend/disco/disco_nccl.h) on a Disco worker's thread; not
+ *     part of the core's ABI (the core neither registers nor calls them):
+ *   tvm_runtime.disco.*       the extra wheel's Disco internals (declared in its
+ *                             `global-functions`); the GPU backends call two of them:
+ *   tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,
  *                             local_worker_id]
  *   tvm_runtime.disco.set_ccl     (str ccl, Device default_device) -> None
  */
