@@ -4,9 +4,10 @@
     nox -s tests   build, install into a fresh venv from the wheelhouse, pip check, pytest
     nox -s demo    build, install, run a TVM-compiled artifact on every available device
     nox -s bench   benchmarks against tvm_ffi, apache-tvm 0.27 and pyopencl -> results/
-    nox -s lint    ruff + clang-format
+    nox -s lint    ruff + clang-format + mypy (the wheels' Python)
     nox -s docs    the docs site (mkdocs, strict, internal link and anchor check) -> dist/docs
     nox -s aarch64 cross-build the aarch64 wheels and smoke-test them under qemu
+    nox -s macos   cross-build the macOS arm64 wheels into dist/wheelhouse-macos, checked statically
     nox -s fuzz    coverage-guided fuzzing of every parser of untrusted bytes -> results/fuzz.md
     nox -s sanitize the test suite over an ASan + UBSan build -> results/sanitize.md
     nox -s stress  many-thread stress of every device, bounded: `nox -s stress -- 120` -> results/stress.md
@@ -98,6 +99,10 @@ def _build_wheels(
     if os.environ.get("TVM_REUSE_WHEELHOUSE") == "1" and out == WHEELHOUSE and _wheelhouse_complete():
         session.log(f"reusing {WHEELHOUSE}")
         return
+    if system == "linux":
+        # Build-time headers from Debian (libdnnl-dev for tvm-runtime-dnnl): every session that
+        # builds gets them here, so `nox -s build` works on a fresh machine like `tests` does.
+        _install_system_deps(session)
     session.install(*BUILD_TOOLS)
     cmd = ["python", str(ROOT / "ci" / "build_wheels.py"), "--out", str(out), "--platform", system]
     session.run(*cmd, *(["--arch", arch] if arch else []))
@@ -276,10 +281,12 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) and clang-format on the C++ sources."""
-    session.install(*LINT_TOOLS)
+    """ruff (lint + format check), mypy on the wheels' Python, clang-format on the C++ sources."""
+    # mypy reads numpy's and tvm-ffi's own annotations, so both are installed beside it.
+    session.install(*LINT_TOOLS, TVM_FFI, "numpy")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy")  # [tool.mypy] in pyproject.toml: every packages/*/python/tvm
     # The extras of tvm-runtime and tvm are generated from the declarations: never stale.
     session.run("python", str(ROOT / "packages" / "release_train.py"), "check")
     sources = [str(p) for p in (ROOT / "src").rglob("*") if p.suffix in {".h", ".cc"}]

@@ -28,6 +28,8 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages"))
+# The backend SDK as the core wheel must ship it: every header under src/include, tiers included.
+SDK_INCLUDE = Path(__file__).resolve().parent.parent / "src" / "include"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_macos_wheels  # noqa: E402
 import release_train  # noqa: E402  (the packages' own declarations)
@@ -128,6 +130,10 @@ def check(wheelhouse: Path) -> list[str]:
                 ):
                     if required not in files:
                         errors.append(f"{wheel.name}: missing {required}")
+                sdk = sorted(f"tvm/include/{h.relative_to(SDK_INCLUDE)}" for h in SDK_INCLUDE.rglob("*.h"))
+                unshipped = [h for h in sdk if h not in files]
+                if unshipped:
+                    errors.append(f"{wheel.name}: the SDK headers {unshipped[:5]} are not in the wheel")
             else:
                 backend = declared[dist].name
                 prefix = f"tvm/backend/{backend}/"

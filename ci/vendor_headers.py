@@ -1,6 +1,6 @@
 """The C headers of NVIDIA's CUDA libraries, for the declaration checks of the tests
-(tests/cuda/test_vendor_api_decls.py: src/backends/cuda/cublaslt_api.h, cudnn_api.h and
-src/include/tvm_runtime/backend/nccl_api.h against cublasLt.h, cudnn.h and nccl.h).
+(tests/cuda/test_vendor_api_decls.py: src/backends/cuda/byoc/cublaslt_api.h, cudnn_api.h and
+src/include/tvm_runtime/backend/disco/nccl_api.h against cublasLt.h, cudnn.h and nccl.h).
 
 NVIDIA publishes no headers-only packages: the headers ship inside the library wheels (cuBLAS and
 cuDNN are hundreds of MB).  So each wheel below is downloaded once (pip, no dependencies), only

@@ -1,11 +1,11 @@
 /*
  * Fuzz target: the entry files of the persistent kernel caches
- * (tvm_runtime/backend/cache_entry.h), which any process, a full disk or a crash may have left in
- * any state.  The parser must classify every input without reading out of bounds; an input it
- * accepts must describe itself consistently, and one that decodes for the harness's key must
+ * (tvm_runtime/backend/cache/cache_entry.h), which any process, a full disk or a crash may have
+ * left in any state.  The parser must classify every input without reading out of bounds; an input
+ * it accepts must describe itself consistently, and one that decodes for the harness's key must
  * re-encode to exactly the same bytes (nothing about an accepted entry is left unchecked).
  */
-#include <tvm_runtime/backend/cache_entry.h>
+#include <tvm_runtime/backend/cache/cache_entry.h>
 
 #include <cstddef>
 #include <cstdint>

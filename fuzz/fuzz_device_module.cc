@@ -7,7 +7,7 @@
  */
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
-#include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -12,7 +12,7 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/json_graph.h>
+#include <tvm_runtime/backend/byoc/json_graph.h>
 
 #include <cstddef>
 #include <cstdint>

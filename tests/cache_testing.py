@@ -1,6 +1,6 @@
 """The persistent kernel caches (OpenCL, Vulkan, CUDA) from the outside.
 
-* the entry file format of tvm_runtime/backend/cache_entry.h, decoded and encoded here with
+* the entry file format of tvm_runtime/backend/cache/cache_entry.h, decoded and encoded here with
   struct, hashlib and zlib only, so the tests check what the runtime writes against the documented
   layout and can craft entries that are damaged in one precise way;
 * a fresh interpreter that runs real apache-tvm 0.27 artifacts and reports the backend's

@@ -1,6 +1,6 @@
 #include "device_registry.h"
 
-#include <tvm_runtime/backend/abi_version.h>
+#include <tvm_runtime/backend/detail/abi_version.h>
 
 #include <atomic>
 #include <cstdio>

@@ -14,8 +14,8 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
 
 #include <string>
 #include <utility>

@@ -2,8 +2,8 @@
 
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm_runtime/backend/detail/owned_any.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/owned_any.h>
 
 #include <algorithm>
 #include <string>

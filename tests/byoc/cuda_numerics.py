@@ -1,5 +1,5 @@
 """How close cublas_json and cudnn_json results must be to numpy's, following tvm-runtime-cuda's
-float32 numerics policy (src/backends/cuda/tf32_policy.h, $TVM_CUDA_ALLOW_TF32):
+float32 numerics policy (src/backends/cuda/byoc/tf32_policy.h, $TVM_CUDA_ALLOW_TF32):
 
 * unset (apache-tvm 0.27's behaviour): cuDNN may run float32 convolutions on TF32 tensor cores
   (0.27 asks for CUDNN_TENSOR_OP_MATH), cuBLASLt runs float32 matmuls in plain fp32

@@ -257,7 +257,7 @@ def test_each_device_has_its_own_state_and_devices_are_not_mixed(fakes):
 
 
 # ---------------------------------------------------------------------------------- numerics
-# The float32 policy (src/backends/cuda/tf32_policy.h, tests/byoc/cuda_numerics.py): unset and 0
+# The float32 policy (src/backends/cuda/byoc/tf32_policy.h, tests/byoc/cuda_numerics.py): unset and 0
 # as apache-tvm 0.27 (CUBLAS_COMPUTE_32F: plain fp32), 1 (CUBLAS_COMPUTE_32F_FAST_TF32).
 COMPUTE_32F, COMPUTE_32I, COMPUTE_32F_FAST_TF32 = "68", "72", "77"
 POLICIES = {"unset": "", "0": "0", "1": "1"}

@@ -185,7 +185,7 @@ def test_without_the_cuda_backend_the_load_names_the_wheel(artifact):
 
 
 # ---------------------------------------------------------------------------------- numerics
-# The float32 policy (src/backends/cuda/tf32_policy.h, tests/byoc/cuda_numerics.py): unset as
+# The float32 policy (src/backends/cuda/byoc/tf32_policy.h, tests/byoc/cuda_numerics.py): unset as
 # apache-tvm 0.27 (CUDNN_TENSOR_OP_MATH, TF32 allowed), 0 (CUDNN_FMA_MATH), 1 (as unset).
 TENSOR_OP, FMA = "1", "3"  # cudnnMathType_t
 POLICIES = {"unset": "", "0": "0", "1": "1"}

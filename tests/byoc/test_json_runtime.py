@@ -1,4 +1,4 @@
-"""The SDK's JSON runtime base (tvm_runtime/backend/json_graph.h, json_runtime_module.h) on bad
+"""The SDK's JSON runtime base (tvm_runtime/backend/byoc/json_graph.h, json_runtime_module.h) on bad
 input, through the dnnl_json loader that uses it: every malformed payload, graph or call is a
 clear Python exception naming what is wrong, never a crash.  None of this needs oneDNN: graphs
 are checked when the module is loaded, calls before the engine runs."""

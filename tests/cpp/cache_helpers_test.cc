@@ -1,12 +1,12 @@
-// The persistent kernel cache's helpers (tvm_runtime/backend/{crc32,cache_entry,persistent_cache}.h
+// The persistent kernel cache's helpers (tvm_runtime/backend/cache/*.h, detail/crc32.h
 // of the installed core wheel): the checksum, the key, the entry format against every kind of
 // damage, and the directory policy (atomic store, least-recently-used eviction, stale files).
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
-#include <tvm_runtime/backend/cache_entry.h>
-#include <tvm_runtime/backend/crc32.h>
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/cache/cache_entry.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
+#include <tvm_runtime/backend/detail/crc32.h>
 #include <unistd.h>
 
 #include <cstdio>

@@ -5,9 +5,9 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/error.h>
 #include <tvm_runtime/backend/blob_reader.h>
-#include <tvm_runtime/backend/kernel_args.h>
-#include <tvm_runtime/backend/launch_params.h>
-#include <tvm_runtime/backend/sha256.h>
+#include <tvm_runtime/backend/detail/sha256.h>
+#include <tvm_runtime/backend/gpu/kernel_args.h>
+#include <tvm_runtime/backend/gpu/launch_params.h>
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 /*
- * Compile-time check of src/backends/cuda/cublaslt_api.h against the real cublasLt.h: every
+ * Compile-time check of src/backends/cuda/byoc/cublaslt_api.h against the real cublasLt.h: every
  * constant, struct layout and entry-point signature the backend declares for itself must equal
  * cuBLAS's.  Built by test_vendor_api_decls.py wherever the headers exist (the nvidia-cublas
  * wheel ships them); the backend itself never needs them.
@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #define TVM_RUNTIME_CUDA_CHECK_AGAINST_CUBLASLT_H
-#include "cublaslt_api.h"
+#include "byoc/cublaslt_api.h"
 
 namespace ours = tvm_runtime::cuda;
 
@@ -20,7 +20,7 @@ namespace decl {
 #undef TVM_RUNTIME_BACKENDS_CUDA_CUBLASLT_API_H_
 #undef TVM_RUNTIME_CUDA_CHECK_AGAINST_CUBLASLT_H
 #define tvm_runtime decl_tvm_runtime
-#include "cublaslt_api.h"
+#include "byoc/cublaslt_api.h"
 #undef tvm_runtime
 }  // namespace decl
 

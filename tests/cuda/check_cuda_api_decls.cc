@@ -177,7 +177,7 @@ SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B);
 #ifdef CHECK_NVRTC_H
 #include <nvrtc.h>
 #define TVM_RUNTIME_CUDA_CHECK_AGAINST_NVRTC_H
-#include "nvrtc_api.h"
+#include "nvrtc/nvrtc_api.h"
 
 SAME_VALUE(NVRTC_SUCCESS);
 SAME_VALUE(NVRTC_ERROR_INVALID_OPTION);

@@ -1,8 +1,8 @@
 /*
- * Compile-time check of src/backends/cuda/cudnn_api.h against the real cudnn.h: every constant,
- * struct layout and entry-point signature the backend declares for itself must equal cuDNN's.
- * Built by test_vendor_api_decls.py wherever the headers exist (the nvidia-cudnn wheels ship
- * them); the backend itself never needs them.
+ * Compile-time check of src/backends/cuda/byoc/cudnn_api.h against the real cudnn.h: every
+ * constant, struct layout and entry-point signature the backend declares for itself must equal
+ * cuDNN's. Built by test_vendor_api_decls.py wherever the headers exist (the nvidia-cudnn wheels
+ * ship them); the backend itself never needs them.
  */
 #include <cudnn.h>
 
@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #define TVM_RUNTIME_CUDA_CHECK_AGAINST_CUDNN_H
-#include "cudnn_api.h"
+#include "byoc/cudnn_api.h"
 
 namespace ours = tvm_runtime::cuda;
 
@@ -20,7 +20,7 @@ namespace decl {
 #undef TVM_RUNTIME_BACKENDS_CUDA_CUDNN_API_H_
 #undef TVM_RUNTIME_CUDA_CHECK_AGAINST_CUDNN_H
 #define tvm_runtime decl_tvm_runtime
-#include "cudnn_api.h"
+#include "byoc/cudnn_api.h"
 #undef tvm_runtime
 }  // namespace decl
 

@@ -1,12 +1,12 @@
 /*
- * Compile-time check of src/include/tvm_runtime/backend/nccl_api.h against the real nccl.h: the
- * unique id's size, every data type and reduction value, the communicator handle and how every
+ * Compile-time check of src/include/tvm_runtime/backend/disco/nccl_api.h against the real nccl.h:
+ * the unique id's size, every data type and reduction value, the communicator handle and how every
  * entry point is called.  Our declarations use int enums and void* streams (no CUDA headers at
  * build time), so signatures are compared by ABI (abi_check.h).  Built by
  * test_vendor_api_decls.py with the nvidia-nccl wheel's headers (ci/vendor_headers.py).
  */
 #include <nccl.h>
-#include <tvm_runtime/backend/nccl_api.h>
+#include <tvm_runtime/backend/disco/nccl_api.h>
 
 #include <type_traits>
 

@@ -1,6 +1,6 @@
 """The backends declare their own subsets of vendor C APIs (no vendor SDK at build time):
-cublasLt.h and cudnn.h (src/backends/cuda/cublaslt_api.h, cudnn_api.h) and nccl.h
-(src/include/tvm_runtime/backend/nccl_api.h).  This compiles those declarations against the
+cublasLt.h and cudnn.h (src/backends/cuda/byoc/cublaslt_api.h, cudnn_api.h) and nccl.h
+(src/include/tvm_runtime/backend/disco/nccl_api.h).  This compiles those declarations against the
 real headers and fails on any mismatched constant, struct layout or signature.
 
 Where the headers come from: `nox -s tests` runs ci/vendor_headers.py, which keeps the include/

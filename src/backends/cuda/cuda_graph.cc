@@ -22,9 +22,9 @@
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/object.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
 #include <tvm_runtime/backend/vm_extension.h>
 
 #include <cstdint>

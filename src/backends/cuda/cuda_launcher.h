@@ -8,7 +8,7 @@
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_LAUNCHER_H_
 
 #include <tvm/ffi/c_api.h>
-#include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "cuda_library.h"
 
-#include <tvm_runtime/backend/vendor_api.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 namespace tvm_runtime {
 namespace cuda {

@@ -3,7 +3,7 @@
 #include <tvm/ffi/memory.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
 
 #include <cstdint>
 #include <utility>
@@ -11,7 +11,7 @@
 #include "cuda_error.h"
 #include "cuda_launcher.h"
 #include "cuda_runtime.h"
-#include "nvrtc_library.h"
+#include "nvrtc/nvrtc_library.h"
 
 namespace tvm_runtime {
 namespace cuda {

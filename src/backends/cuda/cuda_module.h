@@ -13,7 +13,7 @@
 
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
-#include <tvm_runtime/backend/kernel_image_module.h>
+#include <tvm_runtime/backend/gpu/kernel_image_module.h>
 
 #include <atomic>
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "cuda_api.h"
-#include "nvrtc_compiler.h"
+#include "nvrtc/nvrtc_compiler.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -9,7 +9,7 @@
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/disco_nccl.h>
+#include <tvm_runtime/backend/disco/disco_nccl.h>
 
 #include <cstdlib>
 #include <string>

@@ -45,12 +45,7 @@ int CudaDevice::Attribute(CUdevice_attribute attr, int fallback) const {
   return api.DeviceGetAttribute(&value, attr, handle) == CUDA_SUCCESS ? value : fallback;
 }
 
-CudaRuntime& CudaRuntime::Global() {
-  static CudaRuntime* rt = new CudaRuntime();  // leaked on purpose, see the header
-  return *rt;
-}
-
-std::string CudaRuntime::Discover(backend::LazyDevices<CudaDevice>::List* out) {
+std::string CudaRuntime::Discover(DeviceList* out) {
   const CudaLibrary& driver = GetCudaLibrary();
   if (driver.api == nullptr) return driver.failure;
   api_ = driver.api;

@@ -8,7 +8,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <atomic>
 #include <cstdint>
@@ -37,23 +37,8 @@ struct CudaDevice {
   int Attribute(CUdevice_attribute attr, int fallback = 0) const;
 };
 
-class CudaRuntime {
+class CudaRuntime : public backend::VendorRuntime<CudaRuntime, CudaDevice> {
  public:
-  /* The singleton; constructing it touches no driver.  Never destroyed, so memory and modules
-   * can still be released during interpreter shutdown. */
-  static CudaRuntime& Global();
-
-  /* Initialises on the first call. Never throws. */
-  bool Available() { return NumDevices() > 0; }
-  int NumDevices() {
-    Init();
-    return static_cast<int>(devices_.size());
-  }
-  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
-  const std::string& Status() {
-    Init();
-    return devices_.status();
-  }
   /* cuDriverGetVersion (e.g. 12040), 0 when no driver could be loaded. */
   int DriverVersion() {
     Init();
@@ -61,10 +46,7 @@ class CudaRuntime {
   }
 
   /* The device, or a RuntimeError/ValueError that says why it cannot be used. Hot path. */
-  CudaDevice& Device(int32_t device_id) {
-    Init();
-    return devices_.Get(device_id);
-  }
+  CudaDevice& Device(int32_t device_id) { return Discovered(device_id); }
 
   /* Valid once Available() returned true (or Device() returned). */
   const CuApi& api() const { return *api_; }
@@ -84,17 +66,13 @@ class CudaRuntime {
   }
 
  private:
-  CudaRuntime() : devices_("CUDA") {}
-  void Init() {
-    devices_.EnsureDiscovered(
-        [this](backend::LazyDevices<CudaDevice>::List* out) { return Discover(out); });
-  }
-  std::string Discover(backend::LazyDevices<CudaDevice>::List* out);
+  friend class backend::VendorRuntime<CudaRuntime, CudaDevice>;
+  CudaRuntime() : VendorRuntime("CUDA") {}
+  std::string Discover(DeviceList* out);
   CUcontext RetainContext(CudaDevice& device);
   void SetCurrent(CUcontext ctx);
 
-  backend::LazyDevices<CudaDevice> devices_;
-  // Set by Discover(), before devices_ publishes its result.
+  // Set by Discover(), before discovery publishes its result.
   const CuApi* api_ = nullptr;
   int driver_version_ = 0;
 };

@@ -12,7 +12,7 @@
 #define TVM_RUNTIME_BACKENDS_CUDA_PIP_LIBRARY_H_
 
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <functional>
 #include <memory>

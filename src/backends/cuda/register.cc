@@ -6,18 +6,18 @@
  */
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
-#include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 
-#include "cublaslt_library.h"
+#include "byoc/cublaslt_library.h"
+#include "byoc/cudnn_library.h"
 #include "cuda_device_api.h"
 #include "cuda_globals.h"
 #include "cuda_module.h"
 #include "cuda_nccl.h"
 #include "cuda_runtime.h"
-#include "cudnn_library.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -17,8 +17,8 @@
  * oneDNN memory objects are then re-pointed at each call's tensors, so calls are serialized
  * per module.
  */
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_runtime_module.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -1,10 +1,8 @@
 #include "dnnl_library.h"
 
-#include <dlfcn.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
-#include <mutex>
 #include <string>
 
 namespace tvm_runtime {
@@ -17,49 +15,35 @@ constexpr char kInstallHint[] =
     "libdnnl-dev) or point TVM_DNNL_LIBRARY at a libdnnl.so.2.  oneDNN 3.x (libdnnl.so.3, the "
     "`onednn` package on PyPI) has a different C API and is not supported yet.";
 
-struct Loaded {
-  DnnlApi api;
-  std::string error;  // empty when api is usable
-};
-
-const Loaded& Load() {
-  static Loaded loaded;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    DnnlApi api;
-    backend::VendorLibrary lib = backend::OpenVendorLibrary(
-        backend::VendorLibraryCandidates("TVM_DNNL_LIBRARY", {"libdnnl.so.2"}),
-        [&api](void* handle, std::string* why) {
-#define TVM_RUNTIME_DNNL_RESOLVE(name)                                   \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
-  if (api.name == nullptr) {                                             \
-    *why = "no symbol " #name " (not oneDNN 2.x)";                       \
-    return false;                                                        \
-  }
-          TVM_RUNTIME_DNNL_FUNCTIONS(TVM_RUNTIME_DNNL_RESOLVE)
+void ResolveAll(backend::SymbolResolver& r, DnnlApi* api) {
+#define TVM_RUNTIME_DNNL_RESOLVE(name) r.Required({#name}, &api->name);
+  TVM_RUNTIME_DNNL_FUNCTIONS(TVM_RUNTIME_DNNL_RESOLVE)
 #undef TVM_RUNTIME_DNNL_RESOLVE
-          return true;
-        });
-    if (lib.handle == nullptr) {
-      loaded.error =
-          std::string("oneDNN is not available (tried: ") + lib.tried + "). " + kInstallHint;
-      return;
-    }
-    api.path = lib.path;
-    loaded.api = api;
-  });
+}
+
+const backend::VendorApi<DnnlApi>& Load() {
+  static DnnlApi table;
+  static const backend::VendorApi<DnnlApi> loaded = [] {
+    backend::VendorApiMessages msg{"oneDNN 2.x library", "oneDNN 3.x and other versions differ",
+                                   "oneDNN is not available", kInstallHint};
+    backend::VendorApi<DnnlApi> out = backend::OpenVendorApi(
+        backend::VendorLibraryCandidates("TVM_DNNL_LIBRARY", {"libdnnl.so.2"}), &table, &ResolveAll,
+        msg);
+    table.path = out.path;
+    return out;
+  }();
   return loaded;
 }
 
 }  // namespace
 
 const DnnlApi& Dnnl() {
-  const Loaded& loaded = Load();
-  if (!loaded.error.empty()) backend::ThrowError("RuntimeError", loaded.error);
-  return loaded.api;
+  const backend::VendorApi<DnnlApi>& loaded = Load();
+  if (loaded.api == nullptr) backend::ThrowError("RuntimeError", loaded.failure);
+  return *loaded.api;
 }
 
-std::string DnnlStatus() { return Load().error; }
+std::string DnnlStatus() { return Load().failure; }
 
 void CheckDnnl(dnnl_status_t status, const std::string& what) {
   if (status == dnnl_success) return;

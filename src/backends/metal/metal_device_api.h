@@ -17,20 +17,9 @@ namespace metal {
 
 class MetalDeviceAPI final : public backend::DeviceBackend {
  public:
-  void SetDevice(int32_t device_id) override;
-  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override;
-  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
-                  DLDataType type_hint) override;
-  void FreeData(int32_t device_id, void* data) override;
-  void CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
-                uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,
-                void* stream) override;
-  void StreamSync(int32_t device_id, void* stream) override;
+  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
 
-  bool SupportsStreams() const override { return true; }
-  void* StreamCreate(int32_t device_id) override;
-  void StreamFree(int32_t device_id, void* stream) override;
-  void SyncStreamFromTo(int32_t device_id, void* src, void* dst) override;
+  TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;
 
   ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
   std::string DriverStatus() override;

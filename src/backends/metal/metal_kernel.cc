@@ -1,8 +1,8 @@
 #include "metal_kernel.h"
 
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/scratch_array.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/scratch_array.h>
 
 #include <cstring>
 

@@ -6,15 +6,15 @@
 #define TVM_RUNTIME_BACKENDS_METAL_METAL_KERNEL_H_
 
 #include <tvm/ffi/c_api.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/per_device_cache.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/per_device_cache.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "metal_runtime.h"
-#include "objc_runtime.h"
+#include "objc_api.h"
 
 namespace tvm_runtime {
 namespace metal {

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "objc_runtime.h"
+#include "objc_library.h"
 
 namespace tvm_runtime {
 namespace metal {

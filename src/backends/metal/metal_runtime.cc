@@ -59,12 +59,7 @@ std::vector<id> FindDevices(const ObjcApi& api) {
 
 }  // namespace
 
-MetalRuntime& MetalRuntime::Global() {
-  static MetalRuntime* rt = new MetalRuntime();  // leaked on purpose, see the header
-  return *rt;
-}
-
-std::string MetalRuntime::Discover(backend::LazyDevices<MetalDevice>::List* out) {
+std::string MetalRuntime::Discover(DeviceList* out) {
   const ObjcLibraries& libs = GetObjcLibraries();
   if (libs.api == nullptr) return libs.failure;
   api_ = libs.api;

@@ -8,7 +8,7 @@
 #define TVM_RUNTIME_BACKENDS_METAL_METAL_RUNTIME_H_
 
 #include <tvm/ffi/extra/c_env_api.h>
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <atomic>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "metal_stream.h"
-#include "objc_runtime.h"
+#include "objc_library.h"
 
 namespace tvm_runtime {
 namespace metal {
@@ -36,26 +36,10 @@ struct MetalDevice {
   std::atomic<MetalStream*> default_stream{nullptr};
 };
 
-class MetalRuntime {
+class MetalRuntime : public backend::VendorRuntime<MetalRuntime, MetalDevice> {
  public:
-  /* The singleton; constructing it touches nothing.  Never destroyed, so Metal objects held by
-   * modules or pools can still be released during interpreter shutdown. */
-  static MetalRuntime& Global();
-
-  int NumDevices() {
-    Init();
-    return static_cast<int>(devices_.size());
-  }
-  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
-  const std::string& Status() {
-    Init();
-    return devices_.status();
-  }
   /* The device, or a RuntimeError/ValueError that says why it cannot be used. */
-  MetalDevice& Device(int32_t device_id) {
-    Init();
-    return devices_.Get(device_id);
-  }
+  MetalDevice& Device(int32_t device_id) { return Discovered(device_id); }
   const ObjcApi& api() const { return *api_; }
 
   /* The stream work for `device_id` goes to on this thread: the stream set in tvm-ffi's stream
@@ -75,15 +59,11 @@ class MetalRuntime {
   void ResetDefaultStreams();
 
  private:
-  MetalRuntime() : devices_("Metal") {}
-  void Init() {
-    devices_.EnsureDiscovered(
-        [this](backend::LazyDevices<MetalDevice>::List* out) { return Discover(out); });
-  }
-  std::string Discover(backend::LazyDevices<MetalDevice>::List* out);
+  friend class backend::VendorRuntime<MetalRuntime, MetalDevice>;
+  MetalRuntime() : VendorRuntime("Metal") {}
+  std::string Discover(DeviceList* out);
 
-  backend::LazyDevices<MetalDevice> devices_;
-  const ObjcApi* api_ = nullptr;  // set by Discover(), before devices_ publishes its result
+  const ObjcApi* api_ = nullptr;  // set by Discover(), before discovery publishes its result
   std::mutex reset_mu_;
 };
 

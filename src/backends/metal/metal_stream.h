@@ -15,7 +15,7 @@
 #include <string>
 
 #include "metal_messages.h"
-#include "objc_runtime.h"
+#include "objc_api.h"
 
 namespace tvm_runtime {
 namespace metal {

@@ -5,7 +5,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
 #define TVM_RUNTIME_BACKENDS_OPENCL_CL_LIBRARY_H_
 
-#include <tvm_runtime/backend/vendor_api.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include "cl_api.h"
 

@@ -1,9 +1,9 @@
 #include "opencl_device_api.h"
 
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
 
 #include <algorithm>
 #include <cstdio>

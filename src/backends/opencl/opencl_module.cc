@@ -3,10 +3,10 @@
 #include <tvm/ffi/memory.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/blob_reader.h>
-#include <tvm_runtime/backend/current_device.h>
-#include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/function_info.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
 
 #include <map>
 #include <memory>

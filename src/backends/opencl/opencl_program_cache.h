@@ -1,7 +1,7 @@
 /*
  * OpenCL program binaries: the persistent cache of built programs (the shared policy of
- * tvm_runtime/backend/persistent_cache.h, in ~/.cache/tvm-runtime/opencl) and the driver calls
- * that read a binary out of a built program and build a program from one.
+ * tvm_runtime/backend/cache/persistent_cache.h, in ~/.cache/tvm-runtime/opencl) and the driver
+ * calls that read a binary out of a built program and build a program from one.
  *
  * A cache entry is keyed by the kernel's source, the build options, the platform, the device and
  * its driver version and the runtime version.  It is written after the kernel's first launch has
@@ -12,7 +12,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_PROGRAM_CACHE_H_
 #define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_PROGRAM_CACHE_H_
 
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 
 #include <string>
 

@@ -99,12 +99,7 @@ bool ClDevice::HasExtension(const char* ext) const {
   return extensions.find(" " + std::string(ext) + " ") != std::string::npos;
 }
 
-OpenCLRuntime& OpenCLRuntime::Global() {
-  static OpenCLRuntime* rt = new OpenCLRuntime();  // leaked on purpose, see the header
-  return *rt;
-}
-
-std::string OpenCLRuntime::Discover(backend::LazyDevices<ClDevice>::List* out) {
+std::string OpenCLRuntime::Discover(DeviceList* out) {
   const ClLibrary& lib = GetClLibrary();
   if (lib.api == nullptr) return lib.failure;
   api_ = lib.api;

@@ -8,7 +8,7 @@
 #define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_RUNTIME_H_
 
 #include <tvm/ffi/extra/c_env_api.h>
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <cstdint>
 #include <string>
@@ -47,43 +47,20 @@ struct ClDevice {
   bool HasExtension(const char* ext) const;
 };
 
-class OpenCLRuntime {
+class OpenCLRuntime : public backend::VendorRuntime<OpenCLRuntime, ClDevice> {
  public:
-  /* The singleton; constructing it touches no driver. It is never destroyed, so CL objects held
-   * by modules or workspace pools can still be released during interpreter shutdown. */
-  static OpenCLRuntime& Global();
-
-  /* Initializes on the first call. Never throws. */
-  bool Available() { return NumDevices() > 0; }
-  int NumDevices() {
-    Init();
-    return static_cast<int>(devices_.size());
-  }
-  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
-  const std::string& Status() {
-    Init();
-    return devices_.status();
-  }
-
   /* The device, or a RuntimeError/ValueError that says why it cannot be used. Hot path. */
-  const ClDevice& Device(int32_t device_id) {
-    Init();
-    return devices_.Get(device_id);
-  }
+  const ClDevice& Device(int32_t device_id) { return Discovered(device_id); }
 
   /* Valid once Available() returned true (or Device() returned). */
   const ClApi& api() const { return *api_; }
 
  private:
-  OpenCLRuntime() : devices_("OpenCL") {}
-  void Init() {
-    devices_.EnsureDiscovered(
-        [this](backend::LazyDevices<ClDevice>::List* out) { return Discover(out); });
-  }
-  std::string Discover(backend::LazyDevices<ClDevice>::List* out);
+  friend class backend::VendorRuntime<OpenCLRuntime, ClDevice>;
+  OpenCLRuntime() : VendorRuntime("OpenCL") {}
+  std::string Discover(DeviceList* out);
 
-  backend::LazyDevices<ClDevice> devices_;
-  const ClApi* api_ = nullptr;  // set by Discover(), before devices_ publishes its result
+  const ClApi* api_ = nullptr;  // set by Discover(), before discovery publishes its result
 };
 
 /* The queue work for `device_id` goes to on this thread: the stream set in tvm-ffi's stream

@@ -4,9 +4,9 @@
  * loader is opened on first device use.
  */
 #include <tvm_runtime/backend/backend_entry.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 #include <tvm_runtime/backend/device_api_table.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 

@@ -5,7 +5,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_ROCM_HIP_LIBRARY_H_
 #define TVM_RUNTIME_BACKENDS_ROCM_HIP_LIBRARY_H_
 
-#include <tvm_runtime/backend/vendor_api.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
  */
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
-#include <tvm_runtime/backend/device_module.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 

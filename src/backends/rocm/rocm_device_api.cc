@@ -2,9 +2,9 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
 
 #include <algorithm>
 
@@ -288,6 +288,9 @@ Any RocmDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
 std::string RocmDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- rocm_host
+
+// Host memory belongs to no device: nothing to select.
+void RocmHostDeviceAPI::SetDevice(int32_t device_id) {}
 
 Any RocmHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
   // Pinned memory is one pool shared by all GPUs: a single rocm_host device, index 0.

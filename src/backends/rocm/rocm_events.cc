@@ -3,7 +3,7 @@
  * GPU-side timing of work on a stream.  The globals are the shared ones of
  * backend/gpu_events.h, as for CUDA.
  */
-#include <tvm_runtime/backend/gpu_events.h>
+#include <tvm_runtime/backend/gpu/gpu_events.h>
 
 #include <cstdint>
 

@@ -1,9 +1,9 @@
 #include "rocm_launcher.h"
 
 #include <tvm/ffi/extra/c_env_api.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/kernel_image_module.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/kernel_image_module.h>
 
 #include "hip_error.h"
 #include "rocm_module.h"

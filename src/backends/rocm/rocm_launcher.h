@@ -9,8 +9,8 @@
 #define TVM_RUNTIME_BACKENDS_ROCM_ROCM_LAUNCHER_H_
 
 #include <tvm/ffi/c_api.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/kernel_params.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/kernel_params.h>
 
 namespace tvm_runtime {
 namespace rocm {

@@ -13,7 +13,7 @@
 
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
-#include <tvm_runtime/backend/kernel_image_module.h>
+#include <tvm_runtime/backend/gpu/kernel_image_module.h>
 
 #include <cstdint>
 #include <memory>

@@ -6,7 +6,7 @@
  */
 #include "rocm_rccl.h"
 
-#include <tvm_runtime/backend/disco_nccl.h>
+#include <tvm_runtime/backend/disco/disco_nccl.h>
 
 #include <cstdlib>
 #include <string>

@@ -51,12 +51,7 @@ std::string RocmDevice::Describe() const {
   return "ROCm device " + std::to_string(id) + " (" + name + ", " + gcn_arch + ")";
 }
 
-RocmRuntime& RocmRuntime::Global() {
-  static RocmRuntime* rt = new RocmRuntime();  // leaked on purpose, see the header
-  return *rt;
-}
-
-std::string RocmRuntime::Discover(backend::LazyDevices<RocmDevice>::List* out) {
+std::string RocmRuntime::Discover(DeviceList* out) {
   const HipLibrary& lib = GetHipLibrary();
   if (lib.api == nullptr) return lib.failure;
   api_ = lib.api;

@@ -7,7 +7,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_ROCM_ROCM_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_ROCM_ROCM_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <cstdint>
 #include <string>
@@ -32,22 +32,8 @@ struct RocmDevice {
   std::string Describe() const;
 };
 
-class RocmRuntime {
+class RocmRuntime : public backend::VendorRuntime<RocmRuntime, RocmDevice> {
  public:
-  /* The singleton; constructing it touches no library.  Never destroyed, so memory and modules
-   * can still be released during interpreter shutdown. */
-  static RocmRuntime& Global();
-
-  bool Available() { return NumDevices() > 0; }
-  int NumDevices() {
-    Init();
-    return static_cast<int>(devices_.size());
-  }
-  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
-  const std::string& Status() {
-    Init();
-    return devices_.status();
-  }
   /* hipRuntimeGetVersion / hipDriverGetVersion, 0 when unknown. */
   int RuntimeVersion() {
     Init();
@@ -59,10 +45,7 @@ class RocmRuntime {
   }
 
   /* The device, or a RuntimeError/ValueError that says why it cannot be used. Hot path. */
-  RocmDevice& Device(int32_t device_id) {
-    Init();
-    return devices_.Get(device_id);
-  }
+  RocmDevice& Device(int32_t device_id) { return Discovered(device_id); }
 
   /* Valid once Available() returned true (or Device() returned). */
   const HipApi& api() const { return *api_; }
@@ -71,15 +54,11 @@ class RocmRuntime {
   void MakeCurrent(const RocmDevice& device);
 
  private:
-  RocmRuntime() : devices_("ROCm") {}
-  void Init() {
-    devices_.EnsureDiscovered(
-        [this](backend::LazyDevices<RocmDevice>::List* out) { return Discover(out); });
-  }
-  std::string Discover(backend::LazyDevices<RocmDevice>::List* out);
+  friend class backend::VendorRuntime<RocmRuntime, RocmDevice>;
+  RocmRuntime() : VendorRuntime("ROCm") {}
+  std::string Discover(DeviceList* out);
 
-  backend::LazyDevices<RocmDevice> devices_;
-  // Set by Discover(), before devices_ publishes its result.
+  // Set by Discover(), before discovery publishes its result.
   const HipApi* api_ = nullptr;
   int runtime_version_ = 0;
   int driver_version_ = 0;

@@ -9,10 +9,10 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/backend_entry.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 #include <tvm_runtime/backend/device_api_table.h>
-#include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/global_function.h>
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 #include <tuple>

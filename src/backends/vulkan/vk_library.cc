@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 namespace tvm_runtime {
 namespace vulkan {

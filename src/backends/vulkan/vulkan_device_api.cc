@@ -1,10 +1,10 @@
 #include "vulkan_device_api.h"
 
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/device_copy.h>
-#include <tvm_runtime/backend/device_info_util.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/device_info_util.h>
 
 #include <vector>
 

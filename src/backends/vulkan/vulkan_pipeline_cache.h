@@ -1,9 +1,10 @@
 /*
  * The persistent VkPipelineCache of Vulkan kernels: the shared policy of
- * tvm_runtime/backend/persistent_cache.h in ~/.cache/tvm-runtime/vulkan (TVM_VULKAN_CACHE_DIR,
- * TVM_VULKAN_CACHE_DISABLE, TVM_VULKAN_CACHE_MAX_SIZE).  One entry per kernel and device: the
- * pipeline-cache data the driver returned after building the kernel's pipeline, handed back as
- * the initial data of the pipeline cache the next process builds that pipeline with.
+ * tvm_runtime/backend/cache/persistent_cache.h in ~/.cache/tvm-runtime/vulkan
+ * (TVM_VULKAN_CACHE_DIR, TVM_VULKAN_CACHE_DISABLE, TVM_VULKAN_CACHE_MAX_SIZE).  One entry per
+ * kernel and device: the pipeline-cache data the driver returned after building the kernel's
+ * pipeline, handed back as the initial data of the pipeline cache the next process builds that
+ * pipeline with.
  *
  * Besides the entry's own checks, the data's Vulkan header (version one: vendor id, device id,
  * pipelineCacheUUID) must match the device before a driver sees it; drivers are required to
@@ -12,7 +13,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_PIPELINE_CACHE_H_
 #define TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_PIPELINE_CACHE_H_
 
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 
 #include <string>
 

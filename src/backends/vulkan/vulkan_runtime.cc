@@ -73,11 +73,6 @@ bool EnvFlag(const char* name) {
          strcasecmp(v, "on") == 0;
 }
 
-VulkanRuntime& VulkanRuntime::Global() {
-  static VulkanRuntime* rt = new VulkanRuntime();  // leaked on purpose, see the header
-  return *rt;
-}
-
 std::string VulkanRuntime::CreateInstance(const VkGlobalFunctions& global) {
   uint32_t loader_version = kVkApiVersion10;
   if (global.EnumerateInstanceVersion != nullptr) global.EnumerateInstanceVersion(&loader_version);
@@ -152,7 +147,7 @@ std::string VulkanRuntime::CreateInstance(const VkGlobalFunctions& global) {
   return "";
 }
 
-std::string VulkanRuntime::DiscoverDevices(backend::LazyDevices<PhysicalDeviceInfo>::List* out) {
+std::string VulkanRuntime::Discover(DeviceList* out) {
   const VkLibrary& lib = GetVkLibrary();
   if (lib.fns == nullptr) return lib.failure;
   std::string failure = CreateInstance(*lib.fns);

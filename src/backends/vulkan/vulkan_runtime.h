@@ -11,7 +11,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <array>
 #include <atomic>
@@ -35,27 +35,12 @@ constexpr const char* kValidationEnvVar = "TVM_VULKAN_VALIDATION";  // 1: enable
 
 class VulkanDevice;
 
-class VulkanRuntime {
+/* Discovery finds the physical devices (discrete GPUs first); logical devices are created on
+ * first use. */
+class VulkanRuntime : public backend::VendorRuntime<VulkanRuntime, PhysicalDeviceInfo> {
  public:
-  static VulkanRuntime& Global();
-
-  /* Initializes on the first call. Never throws. */
-  bool Available() { return NumDevices() != 0; }
-  int NumDevices() {
-    Discover();
-    return static_cast<int>(physical_.size());
-  }
-  /* "" when at least one device is usable, otherwise what is missing and how to fix it. */
-  const std::string& Status() {
-    Discover();
-    return physical_.status();
-  }
-
   /* The physical device, or a RuntimeError/ValueError that says why it cannot be used. */
-  const PhysicalDeviceInfo& Info(int32_t device_id) {
-    Discover();
-    return physical_.Get(device_id);
-  }
+  const PhysicalDeviceInfo& Info(int32_t device_id) { return Discovered(device_id); }
 
   /* The logical device, created on first use (thread-safe).  Hot path: one acquire load. */
   VulkanDevice& Device(int32_t device_id) {
@@ -88,15 +73,11 @@ class VulkanRuntime {
   void OnExitHook();
 
  private:
-  VulkanRuntime() = default;
-  void Discover() {
-    physical_.EnsureDiscovered([this](backend::LazyDevices<PhysicalDeviceInfo>::List* out) {
-      return DiscoverDevices(out);
-    });
-  }
+  friend class backend::VendorRuntime<VulkanRuntime, PhysicalDeviceInfo>;
+  VulkanRuntime() : VendorRuntime("Vulkan") {}
   /* Opens the loader, creates the instance and lists the compute-capable devices; returns ""
    * or why there is none. */
-  std::string DiscoverDevices(backend::LazyDevices<PhysicalDeviceInfo>::List* out);
+  std::string Discover(DeviceList* out);
   /* Returns why no instance could be created ("" when it was). */
   std::string CreateInstance(const VkGlobalFunctions& global);
   VulkanDevice& CreateDevice(int32_t device_id);
@@ -109,7 +90,6 @@ class VulkanRuntime {
   VkInstance instance_ = nullptr;
   uint32_t instance_api_version_ = kVkApiVersion10;
   VkInstanceFunctions instance_fns_;
-  backend::LazyDevices<PhysicalDeviceInfo> physical_{"Vulkan"};  // discrete GPUs first
 
   std::mutex device_mu_;
   std::array<std::atomic<VulkanDevice*>, kMaxDevices> devices_{};

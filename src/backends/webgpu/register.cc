@@ -10,8 +10,8 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/backend_entry.h>
 #include <tvm_runtime/backend/device_api_table.h>
-#include <tvm_runtime/backend/device_module.h>
 #include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
 
 #include <string>
 #include <vector>

@@ -1,10 +1,10 @@
 #include "webgpu_kernel.h"
 
-#include <tvm_runtime/backend/current_device.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/kernel_args.h>
+#include <tvm_runtime/backend/gpu/current_device.h>
+#include <tvm_runtime/backend/gpu/kernel_args.h>
+#include <tvm_runtime/backend/gpu/scratch_array.h>
 #include <tvm_runtime/backend/message_text.h>
-#include <tvm_runtime/backend/scratch_array.h>
 
 #include <cstring>
 #include <memory>

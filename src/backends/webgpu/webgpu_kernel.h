@@ -14,9 +14,9 @@
 #define TVM_RUNTIME_BACKENDS_WEBGPU_WEBGPU_KERNEL_H_
 
 #include <tvm/ffi/c_api.h>
-#include <tvm_runtime/backend/device_module.h>
-#include <tvm_runtime/backend/function_info.h>
-#include <tvm_runtime/backend/per_device_cache.h>
+#include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/function_info.h>
+#include <tvm_runtime/backend/gpu/per_device_cache.h>
 
 #include <string>
 #include <vector>

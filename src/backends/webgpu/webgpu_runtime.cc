@@ -104,7 +104,7 @@ WebGPURuntime& WebGPURuntime::Global() {
   // Leaked on purpose: tensors and modules may be released by other libraries' static
   // destructors after ours would have run.
   static WebGPURuntime* rt = [] {
-    auto* r = new WebGPURuntime();
+    WebGPURuntime* r = &VendorRuntime::Global();
     static struct ExitHook {
       WebGPURuntime* rt;
       ~ExitHook() { rt->OnExitHook(); }
@@ -116,7 +116,7 @@ WebGPURuntime& WebGPURuntime::Global() {
 
 void WebGPURuntime::OnExitHook() { shut_down_.store(true, std::memory_order_release); }
 
-std::string WebGPURuntime::DiscoverAdapters(backend::LazyDevices<AdapterInfo>::List* out) {
+std::string WebGPURuntime::Discover(DeviceList* out) {
   const WgpuLibrary& lib = GetWgpuLibrary();
   if (!lib.ok()) return lib.error;
   const WgpuFunctions& f = lib.fn;

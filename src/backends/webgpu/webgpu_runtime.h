@@ -11,7 +11,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_WEBGPU_WEBGPU_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_WEBGPU_WEBGPU_RUNTIME_H_
 
-#include <tvm_runtime/backend/lazy_devices.h>
+#include <tvm_runtime/backend/gpu/vendor_runtime.h>
 
 #include <array>
 #include <atomic>
@@ -52,23 +52,14 @@ struct AdapterInfo {
 
 class WebGPUDevice;
 
-class WebGPURuntime {
+/* Discovery finds the adapters; devices are created on first use. */
+class WebGPURuntime : public backend::VendorRuntime<WebGPURuntime, AdapterInfo> {
  public:
+  /* The base's singleton, plus the hook that marks the process as exiting (OnExitHook). */
   static WebGPURuntime& Global();
 
-  int NumDevices() {
-    Discover();
-    return static_cast<int>(adapters_.size());
-  }
-  const std::string& Status() {
-    Discover();
-    return adapters_.status();
-  }
   /* The adapter, or a RuntimeError/ValueError that says why it cannot be used. */
-  const AdapterInfo& Info(int32_t device_id) {
-    Discover();
-    return adapters_.Get(device_id);
-  }
+  const AdapterInfo& Info(int32_t device_id) { return Discovered(device_id); }
   /* The device, created on first use (thread-safe); hot path is one acquire load. */
   WebGPUDevice& Device(int32_t device_id) {
     if (static_cast<uint32_t>(device_id) < static_cast<uint32_t>(kMaxDevices)) {
@@ -89,17 +80,13 @@ class WebGPURuntime {
   void OnExitHook();
 
  private:
-  WebGPURuntime() = default;
-  void Discover() {
-    adapters_.EnsureDiscovered(
-        [this](backend::LazyDevices<AdapterInfo>::List* out) { return DiscoverAdapters(out); });
-  }
-  std::string DiscoverAdapters(backend::LazyDevices<AdapterInfo>::List* out);
+  friend class backend::VendorRuntime<WebGPURuntime, AdapterInfo>;
+  WebGPURuntime() : VendorRuntime("WebGPU") {}
+  std::string Discover(DeviceList* out);
   WebGPUDevice& CreateDevice(int32_t device_id);
 
   std::atomic<bool> shut_down_{false};
   WGPUInstance instance_ = nullptr;
-  backend::LazyDevices<AdapterInfo> adapters_{"WebGPU"};
   std::mutex device_mu_;
   std::array<std::atomic<WebGPUDevice*>, kMaxDevices> devices_{};
 };

@@ -1,7 +1,7 @@
 #include "wgpu_library.h"
 
 #include <dlfcn.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <cstdlib>
 #include <mutex>

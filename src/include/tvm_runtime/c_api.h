@@ -1,9 +1,23 @@
 /*
  * tvm_runtime/c_api.h -- the versioned C boundary of libtvm_runtime.so.
  *
- * Everything that crosses a wheel boundary goes through this header or through tvm-ffi's own
- * C ABI (tvm/ffi/c_api.h).  No C++ type, vtable or exception ever crosses it, so a backend wheel
- * built against core 0.1.x keeps working when the core is upgraded within the same ABI major.
+ * What one of our wheels asks of another goes through this header or through tvm-ffi's own C ABI
+ * (tvm/ffi/c_api.h): no C++ type of ours crosses between the core and a backend, so a backend
+ * wheel built against core 0.1.x keeps working when the core is upgraded within the same ABI
+ * major.
+ *
+ * The C++ edge is tvm-ffi's, and it is real: every DSO of ours also uses tvm-ffi's C++ API, whose
+ * objects are header-inline over its C ABI except for one interface, tvm::ffi::ModuleObj.  The
+ * device and BYOC modules a backend creates subclass it, and libtvm_ffi, the core and the Relax VM
+ * call their virtual functions (GetFunction, SaveToBytes, ...); backends throw tvm::ffi::Error,
+ * which tvm-ffi's safe-call wrappers catch and rethrow across DSOs (Python callbacks, imported
+ * modules).  So every DSO must be built for the C++ ABI libtvm_ffi was built for: the Itanium ABI
+ * with a libstdc++-compatible exception runtime on Linux (ci/toolchain/zig-common.cmake links
+ * the system's libstdc++.so.6 and libgcc_s.so.1) and the system's libc++abi on macOS, the MSVC ABI
+ * on Windows (a MinGW-built subclass gets another vtable layout and return convention, and its
+ * exceptions do not cross).  And tvm-ffi's range in the core's [tool.tvm-runtime] is part of this
+ * contract: a tvm-ffi release that changes ModuleObj's vtable breaks built backends although no
+ * line of ours changed, which is why that range stops below tvm-ffi's next minor.
  *
  * Five parts make up the contract:
  *  1. the TVMBackend* functions that TVM-compiled host code calls (their addresses are also
@@ -251,7 +265,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *       Loader for the device modules of `kind` embedded in a compiled artifact ("opencl",
  *       "vulkan", "cuda").  tvm-ffi calls it while loading a library; the core pre-registers a
  *       placeholder for every declared kind that tells the user which wheel to install, and the
- *       backend's registration replaces it (tvm_runtime/backend/device_module.h).
+ *       backend's registration replaces it (tvm_runtime/backend/gpu/device_module.h).
  *   runtime.timer.<device name>   (Device dev) -> Function timer               since 1.2
  *       Optional (apache-tvm 0.27 has the same hook).  When registered, the core's time
  *       evaluator (runtime.RPCTimeEvaluator) times each round on the device: timer("start"),
@@ -328,7 +342,7 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *     (tvm_runtime/backend/global_function.h), and nothing outside 4a, 4d and its own prefix:
  *   tvm_runtime.cuda.*        the CUDA DSO: nvrtc_info, compile_source, describe_module,
  *                             cache_dir, cache_info, driver_info, event_*
- *                             (tvm_runtime/backend/gpu_events.h), cublaslt_status,
+ *                             (tvm_runtime/backend/gpu/gpu_events.h), cublaslt_status,
  *                             cudnn_status;
  *                             the CUDA hook (Python): locate_nvrtc, called by the DSO on the
  *                             first runtime compile: (int driver_major) -> list[dict],
@@ -349,21 +363,21 @@ TVM_RUNTIME_DLL int TVMRuntimeCheckBackendABI(uint32_t backend_abi_version, char
  *   tvm_runtime.extra.*       the DSO of tvm-runtime-extra (none registered today; Disco's
  *                             internals have a prefix of their own because the GPU
  *                             backends call two of them, see 4f).
- *   Every backend with a persistent kernel cache (tvm_runtime/backend/persistent_cache.h)
+ *   Every backend with a persistent kernel cache (tvm_runtime/backend/cache/persistent_cache.h)
  *   registers `tvm_runtime.<name>.cache_info` () -> dict (dir, enabled, max_bytes, entries,
  *   bytes, this process's hits/misses/rejected/stored/..., last_problem), which
  *   `python -m tvm.backend` shows.
  *
  * File names inside a backend follow one convention as well: <vendor>_api.h declares the vendor
  * API subset the backend uses, <vendor>_library.{h,cc} opens the vendor library at first use
- * (through tvm_runtime/backend/vendor_api.h where a symbol table is all it needs),
+ * (through OpenVendorApi of tvm_runtime/backend/vendor/vendor_library.h, the one way to open one),
  * <vendor>_error.{h,cc} turns vendor status codes into errors, <name>_*.{h,cc} hold the device,
  * module and kernel code (files about one format are named for it: spirv_info, code_object), and
  * register.cc defines the two entry points of part 3.
  *
  * 4f. Registered by the extra DSO (Disco, tvm-runtime-extra 0.1.0+), called by the GPU backends'
- *     NCCL/RCCL code (tvm_runtime/backend/disco_nccl.h) on a Disco worker's thread; not part of
- *     the core's ABI (the core neither registers nor calls them):
+ *     NCCL/RCCL code (tvm_runtime/backend/disco/disco_nccl.h) on a Disco worker's thread; not
+ *     part of the core's ABI (the core neither registers nor calls them):
  *   tvm_runtime.disco.*       the extra wheel's Disco internals (declared in its
  *                             `global-functions`); the GPU backends call two of them:
  *   tvm_runtime.disco.worker_info () -> Shape [worker_id, num_workers, num_groups,

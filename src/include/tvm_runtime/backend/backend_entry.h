@@ -12,7 +12,7 @@
 #ifndef TVM_RUNTIME_BACKEND_BACKEND_ENTRY_H_
 #define TVM_RUNTIME_BACKEND_BACKEND_ENTRY_H_
 
-#include <tvm_runtime/backend/abi_version.h>
+#include <tvm_runtime/backend/detail/abi_version.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 

@@ -50,6 +50,32 @@ class DeviceBackend {
   virtual uint64_t DeviceFlags() const { return 0; }
 };
 
+/* The declarations of the entries every device table implements, for the body of a
+ * DeviceBackend subclass that defines them in its .cc (one face for every backend's table):
+ *     class MyDeviceAPI final : public backend::DeviceBackend {
+ *      public:
+ *       TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
+ *       TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;  // when it has streams
+ *       std::string DriverStatus() override;           // the optional entries, written out
+ *     }; */
+#define TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES                                                    \
+  void SetDevice(int32_t device_id) override;                                                   \
+  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override;                            \
+  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment, DLDataType type_hint) \
+      override;                                                                                 \
+  void FreeData(int32_t device_id, void* data) override;                                        \
+  void CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,           \
+                uint64_t nbytes, DLDevice dev_from, DLDevice dev_to, DLDataType type_hint,      \
+                void* stream) override;                                                         \
+  void StreamSync(int32_t device_id, void* stream) override
+
+/* The four stream entries, all or none (see DeviceBackend). */
+#define TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES          \
+  bool SupportsStreams() const override { return true; }     \
+  void* StreamCreate(int32_t device_id) override;            \
+  void StreamFree(int32_t device_id, void* stream) override; \
+  void SyncStreamFromTo(int32_t device_id, void* src, void* dst) override
+
 namespace detail {
 
 inline DeviceBackend* Self(void* self) { return static_cast<DeviceBackend*>(self); }

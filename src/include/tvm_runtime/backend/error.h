@@ -14,8 +14,8 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
+#include <tvm_runtime/backend/detail/owned_any.h>
 #include <tvm_runtime/backend/message_text.h>
-#include <tvm_runtime/backend/owned_any.h>
 
 #include <cstdio>
 #include <exception>

@@ -13,10 +13,9 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/object.h>
 #include <tvm/ffi/string.h>
+#include <tvm_runtime/backend/error.h>
 
 #include <string>
-
-#include "error.h"
 
 namespace tvm_runtime {
 namespace backend {

@@ -70,7 +70,7 @@ def _entry_points() -> list[md.EntryPoint]:
 def _importlib_entry_points() -> list[md.EntryPoint]:
     if sys.version_info >= (3, 10):
         return list(md.entry_points(group=GROUP))
-    return list(md.entry_points().get(GROUP, []))  # type: ignore[attr-defined]
+    return list(md.entry_points().get(GROUP, []))
 
 
 def _dist_of(ep: md.EntryPoint) -> tuple[str | None, str | None]:

@@ -44,7 +44,8 @@ SUPPORTED_DEVICE: dict[str, Detector] = {"cpu": _detect_cpu}
 
 
 def _names() -> dict[int, str]:
-    return {int(t): n for t, n in tvm_ffi.core.Device._DEVICE_TYPE_TO_NAME.items()}
+    table = tvm_ffi.core.Device._DEVICE_TYPE_TO_NAME  # type: ignore[attr-defined]  # not in tvm-ffi's stubs
+    return {int(t): n for t, n in table.items()}
 
 
 def device_kind_name(kind: DeviceKind) -> str:

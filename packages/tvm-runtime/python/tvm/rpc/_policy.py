@@ -108,10 +108,10 @@ class SessionPolicy:
         if self.confine_loads and index is not None:
 
             def confined(*args: Any) -> Any:
-                args = list(args)
-                if len(args) > index:
-                    args[index] = resolve(str(args[index]))
-                return func(*args)
+                call = list(args)
+                if len(call) > index:
+                    call[index] = resolve(str(call[index]))
+                return func(*call)
 
             return confined
         if name == "runtime.RPCTimeEvaluator" and self.restricted:

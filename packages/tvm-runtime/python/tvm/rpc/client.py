@@ -267,7 +267,7 @@ class RemoteTensor:
         arr = np.ascontiguousarray(source, dtype=self.dtype)
         if arr.shape != self.shape:
             raise ValueError(f"array shape {arr.shape} does not match the remote tensor's {self.shape}")
-        self._sess._endpoint.copy_to(self._meta, memoryview(arr).cast("B"))
+        self._sess._endpoint.copy_to(self._meta, arr.data.cast("B"))
         return self
 
     def copyto(self, target: RemoteTensor | RemoteDevice) -> RemoteTensor:
@@ -339,8 +339,10 @@ class RemoteModule(_Remote):
     ) -> Any:
         """Time ``func_name`` on the server (the timing loop runs there, not over the wire)."""
         make = self._sess._server_func("runtime.RPCTimeEvaluator")
-        config = (number, repeat, min_repeat_ms, limit_zero_time_iterations, cooldown_interval_ms)
-        config += (repeats_to_cooldown, cache_flush_bytes, f_preproc)
+        config = (
+            *(number, repeat, min_repeat_ms, limit_zero_time_iterations, cooldown_interval_ms),
+            *(repeats_to_cooldown, cache_flush_bytes, f_preproc),
+        )
         timer = make(self, func_name, dev.device_type, dev.device_id, *config)
 
         def evaluate(*args: Any) -> BenchmarkResult:

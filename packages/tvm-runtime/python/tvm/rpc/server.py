@@ -177,7 +177,7 @@ def _is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None, 0, socket.SOCK_STREAM)
     except OSError:
         return False
-    addrs = {info[4][0] for info in infos}
+    addrs = {str(info[4][0]) for info in infos}
     return bool(addrs) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
 
 
@@ -306,6 +306,8 @@ class RPCServer:
         if self.is_proxy:
             self._serve_through_proxy()
             return
+        listener = self.sock
+        assert listener is not None, "a server that is not a proxy's listens from __init__ on"
         last_ping = time.monotonic()
         unmatched = 0
         old_keys: set[str] = set()
@@ -320,9 +322,9 @@ class RPCServer:
                             last_ping = time.monotonic()
                             unmatched = self._check_matchkey(unmatched, old_keys)
                         self._offer_to_tracker(old_keys)
-                    ready, _, _ = select.select([self.sock], [], [], 0.2)
+                    ready, _, _ = select.select([listener], [], [], 0.2)
                     if ready:
-                        conn, addr = self.sock.accept()
+                        conn, addr = listener.accept()
                         self._start_handshake(conn, addr)
                 except (OSError, ValueError) as err:
                     if self._stop.is_set():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import tvm_ffi
@@ -139,7 +139,8 @@ tvm_ffi.core._set_class_tensor(Tensor)
 
 def device(device_type: Any, index: int | None = None) -> Device:
     """Construct a device, e.g. ``tvm.device("cuda", 1)`` or ``tvm.device("opencl:0")``."""
-    return tvm_ffi.device(device_type, index)
+    # tvm-ffi builds the Device class registered by tvm.runtime.device.
+    return cast(Device, tvm_ffi.device(device_type, index))
 
 
 def empty(shape: Any, dtype: Any = "float32", device: Any = None, mem_scope: str | None = None) -> Tensor:
@@ -164,7 +165,8 @@ def tensor(arr: Any, device: Any = None, mem_scope: str | None = None) -> Tensor
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """Zero-copy import of a DLPack-capable tensor (numpy, torch, ...)."""
-    return tvm_ffi.from_dlpack(ext_tensor, require_alignment=64, require_contiguous=True)
+    # The class set with _set_class_tensor above.
+    return cast(Tensor, tvm_ffi.from_dlpack(ext_tensor, require_alignment=64, require_contiguous=True))
 
 
 def device_from_target(target: Any, index: int | None = None) -> Device:

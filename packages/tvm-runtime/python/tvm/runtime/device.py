@@ -36,6 +36,11 @@ class DeviceAttrKind(enum.IntEnum):
     IMAGE_PITCH_ALIGNMENT = 16
 
 
+# Device type -> kind name ("cpu", "cuda", "ext_dev", ...): tvm-ffi's own table, which its type
+# stubs do not declare.
+_DEVICE_TYPE_TO_NAME: dict[int, str] = tvm_ffi.core.Device._DEVICE_TYPE_TO_NAME  # type: ignore[attr-defined]
+
+
 class Device(tvm_ffi.core.Device):
     """A device (type + index), e.g. ``tvm.opencl(0)``.
 
@@ -131,9 +136,9 @@ class Device(tvm_ffi.core.Device):
         device_type = self.dlpack_device_type()
         if device_type >= RPC_SESS_MASK:
             session = device_type // RPC_SESS_MASK - 1
-            name = Device._DEVICE_TYPE_TO_NAME[device_type % RPC_SESS_MASK]
+            name = _DEVICE_TYPE_TO_NAME[device_type % RPC_SESS_MASK]
             return f"remote[{session}]:{name}"
-        return Device._DEVICE_TYPE_TO_NAME[device_type]
+        return _DEVICE_TYPE_TO_NAME[device_type]
 
 
 tvm_ffi.core._set_class_device(Device)

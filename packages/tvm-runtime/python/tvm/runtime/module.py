@@ -10,7 +10,7 @@ import struct
 import tempfile
 import threading
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 import tvm_ffi
@@ -140,7 +140,8 @@ def _load_file(path: str, keep_module_alive: bool) -> Module:
     """
     global _LOAD_LIBRARY
     if not path.endswith(_SHARED_LIBRARY_SUFFIXES):
-        return tvm_ffi.load_module(path, keep_module_alive=keep_module_alive)
+        # tvm-ffi builds the class registered for "ffi.Module": this Module.
+        return cast(Module, tvm_ffi.load_module(path, keep_module_alive=keep_module_alive))
     if _LOAD_LIBRARY is None:
         _LOAD_LIBRARY = tvm_ffi.get_global_func("runtime.LoadLibraryModule")
     mod = _LOAD_LIBRARY(path)
@@ -220,7 +221,7 @@ def num_threads() -> int:
 
 def system_lib(symbol_prefix: str = "") -> Module:
     """The module of functions statically linked into the process (``--system-lib``)."""
-    return tvm_ffi.system_lib(symbol_prefix)
+    return cast(Module, tvm_ffi.system_lib(symbol_prefix))
 
 
 def load_static_library(path: str, func_names: Sequence[str]) -> Module:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import tvm_ffi
 
@@ -62,7 +62,7 @@ def worker_process(worker_id: int, num_workers: int, num_groups: int, read_fd: i
 
 
 def register() -> None:
-    functions = {
+    functions: dict[str, Callable[..., Any]] = {
         "runtime.disco.load_vm_module": load_vm_module,
         "runtime.disco._import_python_module": import_python_module,
         **loader.FUNCTIONS,

@@ -214,7 +214,7 @@ def create_process_pool(num_workers: int, num_groups: int, entrypoint: str) -> C
             os.close(worker_write)
         procs.append(proc)
         _POOL_PROCESSES[main_read] = proc
-        return tvm_ffi.Shape([main_read, main_write])
+        return tvm_ffi.Shape((main_read, main_write))
 
     return pool
 

@@ -22,7 +22,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import tvm_ffi
@@ -225,7 +225,7 @@ def _index(shape_or_int: Any) -> int:
     )
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "runtime.disco.ShardLoader": ShardLoader,
     "runtime.disco.ShardLoaderLoad": lambda loader, i: loader.load(_index(i)),
     "runtime.disco.ShardLoaderLoadAll": lambda loader: loader.load_all(),

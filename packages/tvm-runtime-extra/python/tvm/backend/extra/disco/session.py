@@ -45,16 +45,24 @@ class DRef:
     __slots__ = ("__weakref__", "_session", "reg_id")
 
     def __init__(self, session: Session, reg_id: int) -> None:
-        self._session = session
+        # None once the register was handed to the DPackedFunc or DModule made from this handle.
+        self._session: Session | None = session
         self.reg_id = reg_id
+
+    def _owner(self) -> Session:
+        if self._session is None:
+            raise RuntimeError(
+                "this DRef gave its register to the DPackedFunc or DModule made from it: use that object"
+            )
+        return self._session
 
     def debug_get_from_remote(self, worker_id: int) -> Any:
         """This DRef's value on `worker_id` (a tensor comes back as a CPU Tensor)."""
-        return _values.from_wire(self._session._request(worker_id, ("fetch", self.reg_id)))
+        return _values.from_wire(self._owner()._request(worker_id, ("fetch", self.reg_id)))
 
     def debug_copy_from(self, worker_id: int, value: Any) -> None:
         """Copy a numpy array or Tensor into this DRef's tensor on `worker_id`."""
-        self._session._send(worker_id, ("copy_in", self.reg_id, _values.host_value(value)))
+        self._owner()._send(worker_id, ("copy_in", self.reg_id, _values.host_value(value)))
 
     def __del__(self) -> None:
         session = getattr(self, "_session", None)
@@ -71,7 +79,7 @@ class DPackedFunc(DRef):
     __slots__ = ()
 
     def __call__(self, *args: Any) -> DRef:
-        return self._session.call_packed(self, *args)
+        return self._owner().call_packed(self, *args)
 
 
 class DModule(DRef):
@@ -81,8 +89,8 @@ class DModule(DRef):
     __slots__ = ()
 
     def __getitem__(self, name: str) -> DPackedFunc:
-        get = self._session._cached_func("ffi.ModuleGetFunction")
-        return self._session._as(get(self, name, False), DPackedFunc)
+        get = self._owner()._cached_func("ffi.ModuleGetFunction")
+        return self._owner()._as(get(self, name, False), DPackedFunc)
 
 
 def _check_counts(num_workers: int, num_groups: int) -> None:
@@ -274,7 +282,7 @@ class Session:
         """An uninitialised tensor on every worker (with `worker0_only`, only on worker 0: of
         each group when `in_group`, of the session otherwise)."""
         func = self._cached_func("runtime.disco.empty")
-        return func(tvm_ffi.Shape([int(s) for s in shape]), str(dtype), device, worker0_only, in_group)
+        return func(tvm_ffi.Shape(tuple(int(s) for s in shape)), str(dtype), device, worker0_only, in_group)
 
     def get_global_func(self, name: str) -> DPackedFunc:
         """The global function `name` on every worker (a missing one fails at the next wait)."""
@@ -356,7 +364,7 @@ class Session:
                 f"to load: pip install {dist} (`python -m tvm.backend` shows its status)"
             )
         init = self._cached_func(f"runtime.disco.{ccl}.init_ccl_per_worker")
-        init(tvm_ffi.Shape([int(d) for d in device_ids]), bytes(unique_id()))
+        init(tvm_ffi.Shape(tuple(int(d) for d in device_ids)), bytes(unique_id()))
         self._sync_all()
         self._ccl = ccl
 
@@ -398,7 +406,7 @@ class Session:
         """dst = `op` (sum, prod, min, max, avg) over every worker's src, on every worker."""
         if op not in REDUCE_OPS:
             raise ValueError(f"allreduce: op must be one of {sorted(REDUCE_OPS)}, not {op!r}")
-        kind = tvm_ffi.Shape([REDUCE_OPS[op]])
+        kind = tvm_ffi.Shape((REDUCE_OPS[op],))
         self._cached_func("runtime.disco.allreduce")(src, kind, in_group, dst)
         return dst
 
@@ -470,9 +478,8 @@ class ThreadedSession(Session):
 
 def _process_pool(num_workers: int, num_groups: int, entrypoint: str) -> Callable[[int], Any]:
     """The process pool `runtime.disco.create_process_pool` makes (ours, or MLC-LLM's)."""
-    factory = tvm_ffi.get_global_func("runtime.disco.create_process_pool", allow_missing=True)
-    if factory is None:
-        factory = _transport.create_process_pool
+    registered = tvm_ffi.get_global_func("runtime.disco.create_process_pool", allow_missing=True)
+    factory: Callable[..., Any] = registered if registered is not None else _transport.create_process_pool
     return factory(num_workers, num_groups, entrypoint)
 
 

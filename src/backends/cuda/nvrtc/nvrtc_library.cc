@@ -1,13 +1,12 @@
-#include "nvrtc_library.h"
+#include "nvrtc/nvrtc_library.h"
 
 #include <sys/stat.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
-#include <tvm_runtime/backend/dynamic_library.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <algorithm>
 #include <cstdlib>

@@ -10,7 +10,7 @@
  * PTX for the newest architecture NVRTC knows below the device (portable compute_XY, never an
  * arch-specific one), which the (necessarily newer) driver JIT-compiles.
  *
- * Cache: the shared persistent-cache policy (tvm_runtime/backend/persistent_cache.h) in
+ * Cache: the shared persistent-cache policy (tvm_runtime/backend/cache/persistent_cache.h) in
  * <root>/kernels, root = $TVM_CUDA_CACHE_DIR, else ~/.cache/tvm-runtime/cuda ($XDG_CACHE_HOME
  * honoured); entries are keyed by the source, the target, the NVRTC version, the options and
  * headers and the runtime version; TVM_CUDA_CACHE_DISABLE=1 turns it off and
@@ -21,7 +21,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_NVRTC_COMPILER_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_NVRTC_COMPILER_H_
 
-#include <tvm_runtime/backend/persistent_cache.h>
+#include <tvm_runtime/backend/cache/persistent_cache.h>
 
 #include <memory>
 #include <string>

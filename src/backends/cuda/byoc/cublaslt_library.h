@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "cublaslt_api.h"
+#include "byoc/cublaslt_api.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -1,7 +1,6 @@
-#include "objc_runtime.h"
+#include "objc_library.h"
 
-#include <tvm_runtime/backend/dynamic_library.h>
-#include <tvm_runtime/backend/vendor_library.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include <string>
 

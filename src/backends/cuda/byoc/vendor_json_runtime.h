@@ -1,17 +1,20 @@
 /*
  * What the CUDA side's JSON runtimes (cublas_json, cudnn_json) share: the device their call's
- * tensors are on, a device buffer for vendor workspaces, per-thread vendor state, and the checks
- * of 0.27's one-kernel graphs.
+ * tensors are on, a device buffer for vendor workspaces, per-thread vendor state, the checks of
+ * 0.27's one-kernel graphs, and VendorJsonRuntime, the module skeleton both are written on.
  */
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_VENDOR_JSON_RUNTIME_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_VENDOR_JSON_RUNTIME_H_
 
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/byoc/json_graph.h>
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_graph.h>
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_error.h"
@@ -113,6 +116,54 @@ State& ThreadState(const Api& api, int device_id) {
   if (slot == nullptr) slot = std::make_unique<State>(api, device_id);
   return *slot;
 }
+
+/* A JSON runtime module that runs each kernel node of its graph with one vendor library: the
+ * plans are made and the library opened at init (so a missing library or an unsupported node
+ * fails at load, not at the first call), and each call runs on the current stream of its
+ * tensors' device with this thread's vendor state.  Derived keeps only what is specific:
+ *     static constexpr const char* kKind;      the module kind, e.g. "cublas_json"
+ *     static const Api& OpenApi();             the library, opened on first use (throws)
+ *     Plan MakePlan(uint32_t nid) const;       checks a kernel node and describes its call
+ *     void Launch(const std::vector<const DLTensor*>& entries, State& state, void* stream);
+ * and befriends this base, which calls them. */
+template <typename Derived, typename Api, typename State, typename Plan>
+class VendorJsonRuntime : public backend::json::JsonRuntimeModule {
+ public:
+  VendorJsonRuntime(std::string symbol, std::string graph_json, std::vector<std::string> consts)
+      : JsonRuntimeModule(Derived::kKind, std::move(symbol), std::move(graph_json),
+                          std::move(consts)) {}
+
+ protected:
+  DLDeviceType device_type() const final { return kDLCUDA; }
+
+  void OnInit(const std::vector<const DLTensor*>&) final {
+    auto plans =
+        PlanKernels(graph(), where(), [this](uint32_t nid) { return self().MakePlan(nid); });
+    api_ = &Derived::OpenApi();
+    plans_ = std::move(plans);
+  }
+
+  void Execute(const std::vector<const DLTensor*>& entries) final {
+    int device_id = MakeCallDeviceCurrent(entries, where());
+    State& state = ThreadState<State>(*api_, device_id);
+    self().Launch(entries, state, TVMFFIEnvGetStream(kDLCUDA, device_id));
+  }
+
+  [[noreturn]] void Unsupported(const backend::json::Node& node, const std::string& why) const {
+    backend::ThrowError("RuntimeError", "tvm-runtime-cuda cannot run " + node.where + ": " + why);
+  }
+
+  /* Valid after init. */
+  const Api& vendor() const { return *api_; }
+  const std::vector<Plan>& plans() const { return plans_; }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+
+  const Api* api_ = nullptr;
+  std::vector<Plan> plans_;
+};
 
 }  // namespace cuda
 }  // namespace tvm_runtime

@@ -1,7 +1,7 @@
-#include "cublaslt_library.h"
+#include "byoc/cublaslt_library.h"
 
-#include <tvm_runtime/backend/dynamic_library.h>
 #include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/vendor/vendor_library.h>
 
 #include "pip_library.h"
 

@@ -1,15 +1,14 @@
 /*
- * The C entry points of the Objective-C runtime and of the frameworks Metal needs, resolved with
- * dlopen/dlsym at first device use.  No SDK header is included: the few types used are declared
- * here, so the backend compiles as plain C++17 on Linux (tested against a fake runtime) and for
- * macOS with zig.
+ * The C entry points of the Objective-C runtime and of the frameworks Metal needs, as a table
+ * that objc_library.h fills with dlopen/dlsym at first device use.  No SDK header is included:
+ * the few types used are declared here, so the backend compiles as plain C++17 on Linux (tested
+ * against a fake runtime) and for macOS with zig.
  */
-#ifndef TVM_RUNTIME_BACKENDS_METAL_OBJC_RUNTIME_H_
-#define TVM_RUNTIME_BACKENDS_METAL_OBJC_RUNTIME_H_
+#ifndef TVM_RUNTIME_BACKENDS_METAL_OBJC_API_H_
+#define TVM_RUNTIME_BACKENDS_METAL_OBJC_API_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace tvm_runtime {
 namespace metal {
@@ -43,24 +42,6 @@ struct ObjcApi {
   void (*DispatchRelease)(id object) = nullptr;  // optional: else the data object is leaked
 };
 
-/* The outcome of opening libobjc and the frameworks: api is null when anything required is
- * missing, and `failure` says what was tried and how to fix it. */
-struct ObjcLibraries {
-  const ObjcApi* api = nullptr;
-  std::string objc_path;
-  std::string metal_path;
-  std::string failure;
-};
-
-/* Environment variables naming the files to open instead of the system's (the tests' fakes). */
-constexpr const char* kObjcLibraryEnvVar = "TVM_METAL_OBJC_LIBRARY";
-constexpr const char* kMetalFrameworkEnvVar = "TVM_METAL_FRAMEWORK";
-constexpr const char* kFoundationEnvVar = "TVM_METAL_FOUNDATION";
-constexpr const char* kCoreGraphicsEnvVar = "TVM_METAL_COREGRAPHICS";
-
-/* Opens everything on the first call (thread-safe); the same result afterwards. */
-const ObjcLibraries& GetObjcLibraries();
-
 /* Drains the autorelease pool pushed at construction: objects Metal returns autoreleased
  * (command buffers, encoders, strings, errors) are freed when the scope ends. */
 class AutoreleasePool {
@@ -78,4 +59,4 @@ class AutoreleasePool {
 }  // namespace metal
 }  // namespace tvm_runtime
 
-#endif  // TVM_RUNTIME_BACKENDS_METAL_OBJC_RUNTIME_H_
+#endif  // TVM_RUNTIME_BACKENDS_METAL_OBJC_API_H_

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "cudnn_api.h"
+#include "byoc/cudnn_api.h"
 
 namespace tvm_runtime {
 namespace cuda {

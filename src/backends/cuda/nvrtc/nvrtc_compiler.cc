@@ -1,6 +1,6 @@
-#include "nvrtc_compiler.h"
+#include "nvrtc/nvrtc_compiler.h"
 
-#include <tvm_runtime/backend/disk_cache.h>
+#include <tvm_runtime/backend/cache/disk_cache.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/c_api.h>
 
@@ -12,8 +12,8 @@
 #include <sstream>
 #include <utility>
 
-#include "nvrtc_library.h"
-#include "nvrtc_shims.h"
+#include "nvrtc/nvrtc_library.h"
+#include "nvrtc/nvrtc_shims.h"
 
 namespace tvm_runtime {
 namespace cuda {

@@ -27,23 +27,22 @@
  * context), like every kernel of this backend.
  */
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_runtime_module.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cublaslt_library.h"
-#include "tf32_policy.h"
-#include "vendor_json_runtime.h"
+#include "byoc/cublaslt_library.h"
+#include "byoc/tf32_policy.h"
+#include "byoc/vendor_json_runtime.h"
 
 namespace tvm_runtime {
 namespace cuda {
 namespace {
 
 using backend::json::Entry;
-using backend::json::JsonRuntimeModule;
 using backend::json::Node;
 namespace ffi = ::tvm::ffi;
 
@@ -104,38 +103,28 @@ struct MatmulPlan {
   std::string where;
 };
 
-class CublasJsonRuntime final : public JsonRuntimeModule {
+class CublasJsonRuntime final
+    : public VendorJsonRuntime<CublasJsonRuntime, CublasLtApi, LtDeviceState, MatmulPlan> {
  public:
-  CublasJsonRuntime(std::string symbol, std::string graph_json, std::vector<std::string> consts)
-      : JsonRuntimeModule("cublas_json", std::move(symbol), std::move(graph_json),
-                          std::move(consts)) {}
-
- protected:
-  DLDeviceType device_type() const final { return kDLCUDA; }
-
-  void OnInit(const std::vector<const DLTensor*>&) final {
-    auto plans = PlanKernels(graph(), where(), [this](uint32_t nid) { return Plan(nid); });
-    api_ = &CublasLt();  // a missing cuBLASLt fails here, before the first call
-    plans_ = std::move(plans);
-  }
-
-  void Execute(const std::vector<const DLTensor*>& entries) final {
-    int device_id = MakeCallDeviceCurrent(entries, where());
-    auto& state = ThreadState<LtDeviceState>(*api_, device_id);
-    auto stream = static_cast<cudaStream_t>(TVMFFIEnvGetStream(kDLCUDA, device_id));
-    for (const MatmulPlan& plan : plans_) Run(plan, entries, state, stream);
-  }
+  using VendorJsonRuntime::VendorJsonRuntime;
+  static constexpr const char* kKind = "cublas_json";
 
  private:
-  [[noreturn]] void Unsupported(const Node& node, const std::string& why) const {
-    backend::ThrowError("RuntimeError", "tvm-runtime-cuda cannot run " + node.where + ": " + why);
+  friend class VendorJsonRuntime<CublasJsonRuntime, CublasLtApi, LtDeviceState, MatmulPlan>;
+
+  static const CublasLtApi& OpenApi() { return CublasLt(); }
+
+  void Launch(const std::vector<const DLTensor*>& entries, LtDeviceState& state, void* stream) {
+    for (const MatmulPlan& plan : plans()) {
+      Run(plan, entries, state, static_cast<cudaStream_t>(stream));
+    }
   }
 
   static bool Is(DLDataType t, int code, int bits) {
     return t.code == code && t.bits == bits && t.lanes == 1;
   }
 
-  MatmulPlan Plan(uint32_t nid) const {
+  MatmulPlan MakePlan(uint32_t nid) const {
     const auto& g = graph();
     const Node& node = g.nodes[nid];
     const std::string& name = node.name;
@@ -277,7 +266,7 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
 
   void Run(const MatmulPlan& p, const std::vector<const DLTensor*>& entries, LtDeviceState& state,
            cudaStream_t stream) const {
-    const CublasLtApi& api = *api_;
+    const CublasLtApi& api = vendor();
     LtDescriptors desc{api};
     const std::string& at = p.where;
     cudaDataType_t scale_type = p.compute == CUBLAS_COMPUTE_32I ? CUDA_R_32I : CUDA_R_32F;
@@ -342,9 +331,6 @@ class CublasJsonRuntime final : public JsonRuntimeModule {
                    &best.algo, state.workspace(), kWorkspaceBytes, stream),
         "cublasLtMatmul for " + at);
   }
-
-  const CublasLtApi* api_ = nullptr;
-  std::vector<MatmulPlan> plans_;
 };
 
 }  // namespace

@@ -27,23 +27,22 @@
  * runs is what the heuristic ranked.
  */
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_runtime/backend/byoc/json_runtime_module.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/json_runtime_module.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cudnn_library.h"
-#include "tf32_policy.h"
-#include "vendor_json_runtime.h"
+#include "byoc/cudnn_library.h"
+#include "byoc/tf32_policy.h"
+#include "byoc/vendor_json_runtime.h"
 
 namespace tvm_runtime {
 namespace cuda {
 namespace {
 
 using backend::json::Entry;
-using backend::json::JsonRuntimeModule;
 using backend::json::Node;
 namespace ffi = ::tvm::ffi;
 
@@ -99,35 +98,24 @@ struct CudnnDescriptors {
   }
 };
 
-class CudnnJsonRuntime final : public JsonRuntimeModule {
+class CudnnJsonRuntime final
+    : public VendorJsonRuntime<CudnnJsonRuntime, CudnnApi, CudnnDeviceState, ConvPlan> {
  public:
-  CudnnJsonRuntime(std::string symbol, std::string graph_json, std::vector<std::string> consts)
-      : JsonRuntimeModule("cudnn_json", std::move(symbol), std::move(graph_json),
-                          std::move(consts)) {}
-
- protected:
-  DLDeviceType device_type() const final { return kDLCUDA; }
-
-  void OnInit(const std::vector<const DLTensor*>&) final {
-    auto plans = PlanKernels(graph(), where(), [this](uint32_t nid) { return Plan(nid); });
-    api_ = &Cudnn();  // a missing cuDNN fails here, before the first call
-    plans_ = std::move(plans);
-  }
-
-  void Execute(const std::vector<const DLTensor*>& entries) final {
-    int device_id = MakeCallDeviceCurrent(entries, where());
-    auto& state = ThreadState<CudnnDeviceState>(*api_, device_id);
-    auto stream = static_cast<cudnnStream_t>(TVMFFIEnvGetStream(kDLCUDA, device_id));
-    CheckCudnn(api_->SetStream(state.handle(), stream), "cudnnSetStream for " + where());
-    for (const ConvPlan& plan : plans_) Run(plan, entries, &state);
-  }
+  using VendorJsonRuntime::VendorJsonRuntime;
+  static constexpr const char* kKind = "cudnn_json";
 
  private:
-  [[noreturn]] void Unsupported(const Node& node, const std::string& why) const {
-    backend::ThrowError("RuntimeError", "tvm-runtime-cuda cannot run " + node.where + ": " + why);
+  friend class VendorJsonRuntime<CudnnJsonRuntime, CudnnApi, CudnnDeviceState, ConvPlan>;
+
+  static const CudnnApi& OpenApi() { return Cudnn(); }
+
+  void Launch(const std::vector<const DLTensor*>& entries, CudnnDeviceState& state, void* stream) {
+    CheckCudnn(vendor().SetStream(state.handle(), static_cast<cudnnStream_t>(stream)),
+               "cudnnSetStream for " + where());
+    for (const ConvPlan& plan : plans()) Run(plan, entries, &state);
   }
 
-  ConvPlan Plan(uint32_t nid) const {
+  ConvPlan MakePlan(uint32_t nid) const {
     const auto& g = graph();
     const Node& node = g.nodes[nid];
     const std::string& name = node.name;
@@ -238,7 +226,7 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
 
   void Run(const ConvPlan& p, const std::vector<const DLTensor*>& entries,
            CudnnDeviceState* state) const {
-    const CudnnApi& api = *api_;
+    const CudnnApi& api = vendor();
     const std::string& at = p.where;
     CudnnDescriptors d{api};
     auto check = [&at](cudnnStatus_t st, const char* what) {
@@ -333,9 +321,6 @@ class CudnnJsonRuntime final : public JsonRuntimeModule {
     if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
     return p.math != CUDNN_FMA_MATH || math == CUDNN_FMA_MATH;
   }
-
-  const CudnnApi* api_ = nullptr;
-  std::vector<ConvPlan> plans_;
 };
 
 }  // namespace

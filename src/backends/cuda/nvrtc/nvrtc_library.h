@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "nvrtc_api.h"
+#include "nvrtc/nvrtc_api.h"
 
 namespace tvm_runtime {
 namespace cuda {
