@@ -20,13 +20,13 @@ import tempfile
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from release_support import VERSIONS, library, release_cases  # noqa: E402
+from compat_releases import VERSIONS, library, release_cases  # noqa: E402
 
 CHILD = """
 import sys
 sys.path[:0] = [{here!r}, {tests!r}]
 import tvm
-from release_support import MANIFESTS, run_case
+from compat_releases import MANIFESTS, run_case
 case = [c for c in MANIFESTS[{version!r}]["cases"] if c["file"] == {file!r}][0]
 dev = tvm.device({device_type}, 0)
 if not dev.exist:

@@ -16,8 +16,8 @@ import textwrap
 import fakes
 import pytest
 from backend_testing.devices import device_or_skip
+from compat_releases import MANIFESTS, RELEASES, VERSIONS, case_id, library, release_cases, run_case
 from fakes import parse_log
-from release_support import MANIFESTS, RELEASES, VERSIONS, case_id, library, release_cases, run_case
 
 import tvm
 from conftest import REPO, child_result, run_python
@@ -76,7 +76,7 @@ import json, os, sys
 sys.path[:0] = [{tests!r}, {compat!r}]
 import tvm
 from pathlib import Path
-from release_support import library, release_cases, run_case
+from compat_releases import library, release_cases, run_case
 import ctypes
 fake = ctypes.CDLL(os.environ[{lib_env!r}])
 getattr(fake, {log_fn!r}).restype = ctypes.c_char_p

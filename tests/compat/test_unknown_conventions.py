@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 from backend_testing.payloads import packed_str
-from release_support import MANIFESTS, RELEASES
+from compat_releases import MANIFESTS, RELEASES
 
 from conftest import child_result, run_python
 
