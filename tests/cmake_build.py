@@ -10,9 +10,22 @@ from pathlib import Path
 
 
 def tool(name: str) -> str:
-    """The venv's own cmake/ninja (test dependencies) before whatever PATH has."""
-    local = Path(sys.executable).with_name(name)
-    found = str(local) if local.exists() else shutil.which(name)
+    """The real cmake/ninja binary of the venv's pip packages (their bin/ entries are Python
+    scripts, which a build with no Python on PATH cannot run), else the one on PATH."""
+    try:
+        if name == "cmake":
+            import cmake
+
+            bin_dir = Path(cmake.CMAKE_BIN_DIR)
+        else:
+            import ninja
+
+            bin_dir = Path(ninja.BIN_DIR)
+        if (bin_dir / name).exists():
+            return str(bin_dir / name)
+    except (ImportError, AttributeError):
+        pass
+    found = shutil.which(name)
     assert found, f"{name} is needed to build the C++ tests (pip install {name})"
     return found
 

@@ -4,38 +4,17 @@ of tvm-runtime: the installed wheels' or a deploy bundle's."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cmake_build import tool
 
 from conftest import ARTIFACTS, REPO, child_result
 
 APP_SOURCE = REPO / "tests" / "cpp_package" / "app"
-
-
-def tool(name: str) -> str:
-    """The real cmake/ninja binary of the venv's pip packages (their bin/ entries are Python
-    scripts, which a build with no Python on PATH cannot run), else the one on PATH."""
-    try:
-        if name == "cmake":
-            import cmake
-
-            bin_dir = Path(cmake.CMAKE_BIN_DIR)
-        else:
-            import ninja
-
-            bin_dir = Path(ninja.BIN_DIR)
-        if (bin_dir / name).exists():
-            return str(bin_dir / name)
-    except (ImportError, AttributeError):
-        pass
-    found = shutil.which(name)
-    assert found, f"{name} is needed to build the C++ test application (pip install {name})"
-    return found
 
 
 def configure(

@@ -154,11 +154,7 @@ class VirtualMachine:
 
         ``vm[saved_name]()`` then runs it without converting arguments on every call.
         """
-        if kwargs:
-            args = tuple(self._convert_func_named_args(func_name, args, **kwargs))
-        cargs: list[Any] = []
-        for arg in args:
-            self._convert(arg, cargs)
+        cargs = self._convert_call_args(func_name, args, kwargs)
         self._save_function(func_name, saved_name, int(include_return), *cargs)
 
     def _convert(self, arg: Any, cargs: list[Any]) -> None:
@@ -184,6 +180,15 @@ class VirtualMachine:
             cargs.append(arg)
         else:
             raise TypeError(f"Unsupported type: {type(arg)}")
+
+    def _convert_call_args(self, func_name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """Positional and named arguments of ``func_name``, converted as apache-tvm's wrapper does."""
+        if kwargs:
+            args = self._convert_func_named_args(func_name, args, **kwargs)
+        cargs: list[Any] = []
+        for arg in args:
+            self._convert(arg, cargs)
+        return cargs
 
     def _convert_func_named_args(self, func_name: str, args: Sequence[Any], **kwargs: Any) -> list[Any]:
         """Positional + named arguments -> the function's parameter order."""
@@ -211,11 +216,7 @@ class VirtualMachine:
 
     def set_input(self, func_name: str, *args: Any, **kwargs: Any) -> None:
         """Set the inputs of ``func_name`` for ``invoke_stateful`` (copied to the device)."""
-        if kwargs:
-            args = tuple(self._convert_func_named_args(func_name, args, **kwargs))
-        cargs: list[Any] = []
-        for arg in args:
-            self._convert(arg, cargs)
+        cargs = self._convert_call_args(func_name, args, kwargs)
         self._set_input(func_name, *cargs)
 
     def invoke_stateful(self, func_name: str) -> None:
@@ -247,11 +248,7 @@ class VirtualMachine:
         the interpreter; a table (``print(report)``), CSV, JSON and a Chrome trace. Calls on an
         accelerator are timed to completion, so the profiled run is slower than an unprofiled one.
         """
-        if kwargs:
-            args = tuple(self._convert_func_named_args(func_name, args, **kwargs))
-        cargs: list[Any] = []
-        for arg in args:
-            self._convert(arg, cargs)
+        cargs = self._convert_call_args(func_name, args, kwargs)
         return profiling.Report._from_vm(self._profile(func_name, *cargs))
 
     def time_evaluator(
