@@ -61,7 +61,7 @@ CHART_TOOLS = pins.group("charts")
 # and check wheels against auditwheel's manylinux policy, with the pinned build tools even when
 # the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
 # configuration under ci/.
-TEST_DEPS = ["pytest", "numpy", *BUILD_TOOLS, "cibuildwheel", "check-jsonschema", "pyyaml"]
+TEST_DEPS = ["pytest", "pytest-xdist", "numpy", *BUILD_TOOLS, "cibuildwheel", "check-jsonschema", "pyyaml"]
 # What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
 # come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
 NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
@@ -167,11 +167,16 @@ def tests(session: nox.Session) -> None:
     named_paths = any(
         (ROOT / a).exists() or Path(a).exists() for a in session.posargs if not a.startswith("-")
     )
+    # One pytest worker per CPU (TVM_TEST_WORKERS=N to choose, 1 for none): much of the suite
+    # waits on child processes, and tests/conftest.py keeps what shares a fixture on one worker.
+    workers = os.environ.get("TVM_TEST_WORKERS", "auto")
+    parallel = [] if workers == "1" else ["-n", workers, "--dist", "loadgroup"]
     session.run(
         "python",
         "-m",
         "pytest",
         *([] if named_paths else [str(ROOT / "tests")]),
+        *parallel,
         *session.posargs,
         # PoCL is installed above and NVRTC comes from pip, so their tests must run, never skip.
         env={

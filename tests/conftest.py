@@ -237,8 +237,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("TVM_TEST_SKIP_AUDIT") != "1":
-        return
+    if os.environ.get("TVM_TEST_SKIP_AUDIT") != "1" or _is_xdist_worker(session.config):
+        return  # under pytest-xdist the controller sees every worker's reports and audits once
     categories = skip_audit.load_budget(_SKIP_BUDGET)
     problems = skip_audit.audit(_SKIPPED, categories)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -248,3 +248,29 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             reporter.write_line(f"SKIP AUDIT FAILED: {problem}", red=True)
     if problems and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# ---- pytest-xdist: what must share a worker --------------------------------------------------------
+
+# Tests that share an expensive session fixture run on one worker, so it is built once per run:
+# the release train's wheels (tests/release) and the template backend's wheels (testdev_install).
+_SHARED_SESSION_FIXTURES = {"train": "release-train", "base_prefix": "release-train", "testdev_install": "testdev"}
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With `-n N --dist loadgroup` (nox -s tests), a module's tests stay together on one worker
+    (its module fixtures, e.g. a CMake build, are made once), and so do the tests of every module
+    that uses one of the session fixtures above. Without pytest-xdist the marks do nothing."""
+    module_group: dict[str, str] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        for fixture, group in _SHARED_SESSION_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                module_group[module] = group
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(module_group.get(module, module)))

@@ -27,8 +27,6 @@ namespace lm {
 
 namespace {
 
-std::string Str(int64_t v) { return std::to_string(v); }
-
 class LegacyKVCacheObj : public ffi::Object {
  public:
   ffi::Tensor data;        // (capacity, *row_shape)
@@ -46,8 +44,9 @@ class LegacyKVCacheObj : public ffi::Object {
     const char* who = "vm.builtin.attention_kv_cache_update";
     CheckRows(value, who);
     if (value.size(0) != fill_count) {
-      backend::ThrowError("ValueError", std::string(who) + ": the value has " + Str(value.size(0)) +
-                                            " rows, the cache holds " + Str(fill_count));
+      backend::ThrowError("ValueError", std::string(who) + ": the value has " +
+                                            std::to_string(value.size(0)) +
+                                            " rows, the cache holds " + std::to_string(fill_count));
     }
     CopyRows(value, 0, 0, value.size(0));
   }
@@ -57,9 +56,10 @@ class LegacyKVCacheObj : public ffi::Object {
     CheckRows(value, who);
     int64_t n = value.size(0);
     if (sinks < 0 || n > max_size - sinks) {
-      backend::ThrowError("ValueError", std::string(who) + ": " + Str(n) +
-                                            " new rows do not fit a window of " + Str(max_size) +
-                                            " rows with " + Str(sinks) + " attention sinks");
+      backend::ThrowError("ValueError", std::string(who) + ": " + std::to_string(n) +
+                                            " new rows do not fit a window of " +
+                                            std::to_string(max_size) + " rows with " +
+                                            std::to_string(sinks) + " attention sinks");
     }
     // (apache-tvm grows only while the window is not full; growing to the window size when it
     // is covers the case where it would write past the tensor.)
@@ -85,7 +85,7 @@ class LegacyKVCacheObj : public ffi::Object {
         backend::ThrowError("ValueError",
                             "vm.builtin.attention_kv_cache_view: the requested shape does not "
                             "match the cache (" +
-                                Str(fill_count) + " filled rows)");
+                                std::to_string(fill_count) + " filled rows)");
       }
     }
     return LeadingView(data, ffi::Shape(dims));
@@ -94,8 +94,8 @@ class LegacyKVCacheObj : public ffi::Object {
   void PopN(int64_t n) {
     if (n < 0 || n > fill_count) {
       backend::ThrowError("ValueError", "vm.builtin.attention_kv_cache_array_popn: cannot pop " +
-                                            Str(n) + " rows from a cache holding " +
-                                            Str(fill_count));
+                                            std::to_string(n) + " rows from a cache holding " +
+                                            std::to_string(fill_count));
     }
     fill_count -= n;
   }
@@ -137,9 +137,10 @@ class LegacyKVCacheObj : public ffi::Object {
   void CopyRows(const ffi::Tensor& src, int64_t src_row, int64_t dst_row, int64_t rows) {
     if (rows <= 0) return;
     if (src_row + rows > src.size(0) || dst_row + rows > data.size(0)) {
-      backend::ThrowError("ValueError", "attention KV cache: rows [" + Str(dst_row) + ", " +
-                                            Str(dst_row + rows) + ") are outside the cache of " +
-                                            Str(data.size(0)) + " rows");
+      backend::ThrowError("ValueError", "attention KV cache: rows [" + std::to_string(dst_row) +
+                                            ", " + std::to_string(dst_row + rows) +
+                                            ") are outside the cache of " +
+                                            std::to_string(data.size(0)) + " rows");
     }
     int64_t bytes = RowBytes(data);
     std::vector<int64_t> dims(data.shape().begin(), data.shape().end());
@@ -208,7 +209,7 @@ void RegisterLegacyKVCacheBuiltins() {
                       backend::ThrowError("TypeError",
                                           "vm.builtin.attention_kv_cache_view(cache[, shape]) "
                                           "takes 1 or 2 arguments, got " +
-                                              Str(args.size()));
+                                              std::to_string(args.size()));
                     }
                     ffi::Optional<ffi::Shape> shape;
                     if (args.size() == 2) shape = args[1].cast<ffi::Shape>();

@@ -17,11 +17,9 @@ namespace lm {
 
 namespace {
 
-std::string Str(int64_t v) { return std::to_string(v); }
-
 std::string ShapeText(const ffi::Tensor& t) {
   std::string s = "(";
-  for (int i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + Str(t.size(i));
+  for (int i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
   return s + (t.ndim() == 1 ? ",)" : ")");
 }
 
@@ -58,7 +56,8 @@ PagedKVCacheObj::Sequence& PagedKVCacheObj::Find(int64_t seq_id, const char* who
   auto it = seqs_.find(seq_id);
   if (it == seqs_.end()) {
     backend::ThrowError("ValueError", std::string(who) + ": the KV cache has no sequence " +
-                                          Str(seq_id) + " (add it with kv_state_add_sequence)");
+                                          std::to_string(seq_id) +
+                                          " (add it with kv_state_add_sequence)");
   }
   return it->second;
 }
@@ -71,7 +70,7 @@ void PagedKVCacheObj::Clear() {
 
 void PagedKVCacheObj::AddSequence(int64_t seq_id) {
   if (seqs_.count(seq_id)) {
-    backend::ThrowError("ValueError", "kv_state_add_sequence: sequence " + Str(seq_id) +
+    backend::ThrowError("ValueError", "kv_state_add_sequence: sequence " + std::to_string(seq_id) +
                                           " already exists in the KV cache");
   }
   seqs_.emplace(seq_id, Sequence());
@@ -86,7 +85,8 @@ void PagedKVCacheObj::RemoveSequence(int64_t seq_id) {
 void PagedKVCacheObj::ForkSequence(int64_t parent, int64_t child, int64_t fork_pos) {
   Sequence& src = Find(parent, "kv_state_fork_sequence");
   if (seqs_.count(child)) {
-    backend::ThrowError("ValueError", "kv_state_fork_sequence: the child sequence " + Str(child) +
+    backend::ThrowError("ValueError", "kv_state_fork_sequence: the child sequence " +
+                                          std::to_string(child) +
                                           " already exists in the KV cache");
   }
   if (src.window != -1) {
@@ -96,9 +96,10 @@ void PagedKVCacheObj::ForkSequence(int64_t parent, int64_t child, int64_t fork_p
   }
   if (fork_pos == -1) fork_pos = src.length;
   if (fork_pos < 0 || fork_pos > src.length) {
-    backend::ThrowError("ValueError", "kv_state_fork_sequence: fork position " + Str(fork_pos) +
-                                          " is outside sequence " + Str(parent) + " (length " +
-                                          Str(src.length) + "); use -1 to fork at its end");
+    backend::ThrowError("ValueError",
+                        "kv_state_fork_sequence: fork position " + std::to_string(fork_pos) +
+                            " is outside sequence " + std::to_string(parent) + " (length " +
+                            std::to_string(src.length) + "); use -1 to fork at its end");
   }
   Sequence forked;
   forked.length = fork_pos;
@@ -110,13 +111,13 @@ void PagedKVCacheObj::ForkSequence(int64_t parent, int64_t child, int64_t fork_p
 void PagedKVCacheObj::PopN(int64_t seq_id, int64_t n) {
   Sequence& seq = Find(seq_id, "kv_state_popn");
   if (n < 0 || n > seq.length) {
-    backend::ThrowError("ValueError", "kv_state_popn: cannot pop " + Str(n) +
-                                          " tokens from sequence " + Str(seq_id) + " of length " +
-                                          Str(seq.length));
+    backend::ThrowError("ValueError", "kv_state_popn: cannot pop " + std::to_string(n) +
+                                          " tokens from sequence " + std::to_string(seq_id) +
+                                          " of length " + std::to_string(seq.length));
   }
   if (seq.offset != 0) {
     backend::ThrowError("NotImplementedError",
-                        "kv_state_popn: sequence " + Str(seq_id) +
+                        "kv_state_popn: sequence " + std::to_string(seq_id) +
                             " has slid its window; popping tokens from it is not supported");
   }
   seq.length -= n;
@@ -133,16 +134,17 @@ void PagedKVCacheObj::EnableSlidingWindow(int64_t seq_id, int64_t window, int64_
   Sequence& seq = Find(seq_id, who);
   if (window <= 0 || sinks < 0 || sinks >= window) {
     backend::ThrowError("ValueError", std::string(who) + ": need 0 <= attention sinks (" +
-                                          Str(sinks) + ") < window size (" + Str(window) + ")");
+                                          std::to_string(sinks) + ") < window size (" +
+                                          std::to_string(window) + ")");
   }
   if (seq.window != -1) {
-    backend::ThrowError("ValueError", std::string(who) + ": sequence " + Str(seq_id) +
+    backend::ThrowError("ValueError", std::string(who) + ": sequence " + std::to_string(seq_id) +
                                           " already has a sliding window");
   }
   for (int32_t page : seq.pages) {
     if (pool_.shared(page)) {
       backend::ThrowError("NotImplementedError",
-                          std::string(who) + ": sequence " + Str(seq_id) +
+                          std::string(who) + ": sequence " + std::to_string(seq_id) +
                               " shares pages with a fork; a sliding window on it is not supported");
     }
   }
@@ -228,7 +230,7 @@ int64_t PagedKVCacheObj::SequenceLength(int64_t seq_id) const {
     backend::ThrowError("ValueError",
                         "attention_kv_cache_get_sequence_length: the KV cache has no "
                         "sequence " +
-                            Str(seq_id));
+                            std::to_string(seq_id));
   }
   return it->second.length;
 }
@@ -253,37 +255,39 @@ void PagedKVCacheObj::BeginForward(const ffi::Shape& seq_ids, const ffi::Shape& 
                                    const ffi::Optional<ffi::Shape>& token_tree_parents) {
   const char* who = "kv_state_begin_forward";
   if (seq_ids.size() != append_lengths.size()) {
-    backend::ThrowError("ValueError", std::string(who) + ": " + Str(seq_ids.size()) +
-                                          " sequence ids but " + Str(append_lengths.size()) +
+    backend::ThrowError("ValueError", std::string(who) + ": " + std::to_string(seq_ids.size()) +
+                                          " sequence ids but " +
+                                          std::to_string(append_lengths.size()) +
                                           " append lengths");
   }
   int64_t batch = static_cast<int64_t>(seq_ids.size());
   if (batch == 0 || batch > cfg_.max_batch_size) {
-    backend::ThrowError("ValueError", std::string(who) + ": batch of " + Str(batch) +
+    backend::ThrowError("ValueError", std::string(who) + ": batch of " + std::to_string(batch) +
                                           " sequences; the cache was created for 1 to " +
-                                          Str(cfg_.max_batch_size));
+                                          std::to_string(cfg_.max_batch_size));
   }
   std::vector<Sequence*> seqs;
   std::unordered_set<int64_t> seen;
   int64_t total = 0;
   for (int64_t i = 0; i < batch; ++i) {
     if (!seen.insert(seq_ids[i]).second) {
-      backend::ThrowError("ValueError", std::string(who) + ": sequence " + Str(seq_ids[i]) +
+      backend::ThrowError("ValueError", std::string(who) + ": sequence " +
+                                            std::to_string(seq_ids[i]) +
                                             " appears twice in one batch");
     }
     if (append_lengths[i] <= 0) {
       backend::ThrowError("ValueError", std::string(who) + ": append length of sequence " +
-                                            Str(seq_ids[i]) + " must be positive, got " +
-                                            Str(append_lengths[i]));
+                                            std::to_string(seq_ids[i]) + " must be positive, got " +
+                                            std::to_string(append_lengths[i]));
     }
     seqs.push_back(&Find(seq_ids[i], who));
     total += append_lengths[i];
   }
   if (total > max_rows_) {
-    backend::ThrowError("ValueError", std::string(who) + ": " + Str(total) +
+    backend::ThrowError("ValueError", std::string(who) + ": " + std::to_string(total) +
                                           " tokens in one forward; the cache was created with "
                                           "prefill_chunk_size " +
-                                          Str(cfg_.prefill_chunk_size) +
+                                          std::to_string(cfg_.prefill_chunk_size) +
                                           " (split the prompt into chunks)");
   }
   if (token_tree_parents.has_value()) {
@@ -291,9 +295,9 @@ void PagedKVCacheObj::BeginForward(const ffi::Shape& seq_ids, const ffi::Shape& 
     // ordinary forward, so accept them and refuse real trees with a clear message.
     const ffi::Shape& parents = token_tree_parents.value();
     if (static_cast<int64_t>(parents.size()) != total) {
-      backend::ThrowError("ValueError", std::string(who) + ": token tree has " +
-                                            Str(parents.size()) + " parent entries for " +
-                                            Str(total) + " tokens");
+      backend::ThrowError("ValueError",
+                          std::string(who) + ": token tree has " + std::to_string(parents.size()) +
+                              " parent entries for " + std::to_string(total) + " tokens");
     }
     int64_t pos = 0;
     for (int64_t i = 0; i < batch; ++i) {
@@ -312,8 +316,9 @@ void PagedKVCacheObj::BeginForward(const ffi::Shape& seq_ids, const ffi::Shape& 
   if (pages_needed > pool_.num_free()) {
     backend::ThrowError("RuntimeError",
                         std::string(who) + ": the KV cache is full: this forward needs " +
-                            Str(pages_needed) + " more pages of " + Str(cfg_.page_size) +
-                            " tokens, " + Str(pool_.num_free()) +
+                            std::to_string(pages_needed) + " more pages of " +
+                            std::to_string(cfg_.page_size) + " tokens, " +
+                            std::to_string(pool_.num_free()) +
                             " are free; remove finished sequences or create the cache with a "
                             "larger max_total_seq_len");
   }
@@ -414,10 +419,11 @@ void PagedKVCacheObj::EndForward() { in_forward_ = false; }
 int64_t PagedKVCacheObj::LocalLayer(int64_t layer_id, const char* who) const {
   int64_t local = layer_id - cfg_.layer_begin;
   if (local < 0 || local >= cfg_.num_layers) {
-    backend::ThrowError("ValueError", std::string(who) + ": layer " + Str(layer_id) +
+    backend::ThrowError("ValueError", std::string(who) + ": layer " + std::to_string(layer_id) +
                                           " is not held by this KV cache (layers " +
-                                          Str(cfg_.layer_begin) + " to " +
-                                          Str(cfg_.layer_begin + cfg_.num_layers - 1) + ")");
+                                          std::to_string(cfg_.layer_begin) + " to " +
+                                          std::to_string(cfg_.layer_begin + cfg_.num_layers - 1) +
+                                          ")");
   }
   return local;
 }
@@ -426,8 +432,9 @@ void PagedKVCacheObj::CheckRows(const ffi::Tensor& t, int64_t heads, int64_t dim
                                 const char* what) const {
   if (t.ndim() != 3 || t.size(0) != cur_total_ || t.size(1) != heads || t.size(2) != dim) {
     backend::ThrowError("ValueError", std::string(who) + ": " + what + " has shape " +
-                                          ShapeText(t) + ", expected (" + Str(cur_total_) + ", " +
-                                          Str(heads) + ", " + Str(dim) +
+                                          ShapeText(t) + ", expected (" +
+                                          std::to_string(cur_total_) + ", " +
+                                          std::to_string(heads) + ", " + std::to_string(dim) +
                                           ") for the tokens declared by kv_state_begin_forward");
   }
   if (t.dtype() != cfg_.dtype) {
@@ -558,18 +565,20 @@ void PagedKVCacheObj::DebugGetKV(int64_t seq_id, int64_t start, int64_t end, ffi
   const char* who = "attention_kv_cache_debug_get_kv";
   Sequence& seq = Find(seq_id, who);
   if (start < 0 || start >= end || end > seq.length) {
-    backend::ThrowError("ValueError", std::string(who) + ": token range [" + Str(start) + ", " +
-                                          Str(end) + ") is not inside sequence " + Str(seq_id) +
-                                          " of length " + Str(seq.length));
+    backend::ThrowError("ValueError", std::string(who) + ": token range [" + std::to_string(start) +
+                                          ", " + std::to_string(end) + ") is not inside sequence " +
+                                          std::to_string(seq_id) + " of length " +
+                                          std::to_string(seq.length));
   }
   for (const ffi::Tensor* t : {&k, &v}) {
     const ffi::Tensor& x = *t;
     if (x.ndim() != 4 || x.size(0) != cfg_.num_layers || x.size(1) != end - start ||
         x.size(2) != cfg_.num_kv_heads || x.size(3) != cfg_.qk_head_dim) {
-      backend::ThrowError("ValueError", std::string(who) + ": k/v must have shape (" +
-                                            Str(cfg_.num_layers) + ", " + Str(end - start) + ", " +
-                                            Str(cfg_.num_kv_heads) + ", " + Str(cfg_.qk_head_dim) +
-                                            "), got " + ShapeText(x));
+      backend::ThrowError("ValueError",
+                          std::string(who) + ": k/v must have shape (" +
+                              std::to_string(cfg_.num_layers) + ", " + std::to_string(end - start) +
+                              ", " + std::to_string(cfg_.num_kv_heads) + ", " +
+                              std::to_string(cfg_.qk_head_dim) + "), got " + ShapeText(x));
     }
   }
   DeviceIntArray positions;

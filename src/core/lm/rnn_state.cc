@@ -31,8 +31,6 @@ namespace lm {
 
 namespace {
 
-std::string Str(int64_t v) { return std::to_string(v); }
-
 class RNNStateObj : public KVStateObj {
  public:
   RNNStateObj(int64_t num_layers, int64_t max_seqs, int64_t max_history,
@@ -66,7 +64,8 @@ class RNNStateObj : public KVStateObj {
 
   void AddSequence(int64_t seq_id) final {
     if (seqs_.count(seq_id)) {
-      backend::ThrowError("ValueError", "kv_state_add_sequence: sequence " + Str(seq_id) +
+      backend::ThrowError("ValueError", "kv_state_add_sequence: sequence " +
+                                            std::to_string(seq_id) +
                                             " already exists in the RNN state");
     }
     Sequence seq;
@@ -90,7 +89,8 @@ class RNNStateObj : public KVStateObj {
     const char* who = "kv_state_fork_sequence";
     Sequence src = Find(parent, who);
     if (seqs_.count(child)) {
-      backend::ThrowError("ValueError", std::string(who) + ": the child sequence " + Str(child) +
+      backend::ThrowError("ValueError", std::string(who) + ": the child sequence " +
+                                            std::to_string(child) +
                                             " already exists in the RNN state");
     }
     if (fork_pos != -1 && fork_pos != src.length) {
@@ -98,7 +98,8 @@ class RNNStateObj : public KVStateObj {
       backend::ThrowError("ValueError", std::string(who) +
                                             ": an RNN state can only be forked at the end of the "
                                             "parent (fork_pos -1 or " +
-                                            Str(src.length) + "), got " + Str(fork_pos));
+                                            std::to_string(src.length) + "), got " +
+                                            std::to_string(fork_pos));
     }
     Sequence forked = src;
     forked.slot = TakeSlot(who);
@@ -114,12 +115,13 @@ class RNNStateObj : public KVStateObj {
   void PopN(int64_t seq_id, int64_t n) final {
     Sequence& seq = Find(seq_id, "kv_state_popn");
     if (n < 0 || n > seq.available_history) {
-      backend::ThrowError("ValueError", "kv_state_popn: sequence " + Str(seq_id) +
-                                            " can roll back " + Str(seq.available_history) +
-                                            " tokens (max_history " + Str(max_history_) +
+      backend::ThrowError("ValueError", "kv_state_popn: sequence " + std::to_string(seq_id) +
+                                            " can roll back " +
+                                            std::to_string(seq.available_history) +
+                                            " tokens (max_history " + std::to_string(max_history_) +
                                             " keeps the last states of "
                                             "single-token steps), asked for " +
-                                            Str(n));
+                                            std::to_string(n));
     }
     seq.length -= n;
     seq.available_history -= n;
@@ -152,8 +154,8 @@ class RNNStateObj : public KVStateObj {
     std::unordered_set<int64_t> seen;
     for (int64_t id : seq_ids) {
       if (!seen.insert(id).second) {
-        backend::ThrowError("ValueError",
-                            std::string(who) + ": sequence " + Str(id) + " appears twice");
+        backend::ThrowError(
+            "ValueError", std::string(who) + ": sequence " + std::to_string(id) + " appears twice");
       }
       const Sequence& seq = Find(id, who);
       slots_.host.push_back(static_cast<int32_t>(seq.slot));
@@ -218,14 +220,15 @@ class RNNStateObj : public KVStateObj {
     auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) {
       backend::ThrowError("ValueError", std::string(who) + ": the RNN state has no sequence " +
-                                            Str(seq_id) + " (add it with kv_state_add_sequence)");
+                                            std::to_string(seq_id) +
+                                            " (add it with kv_state_add_sequence)");
     }
     return it->second;
   }
 
   int64_t TakeSlot(const char* who) {
     if (free_slots_.empty()) {
-      backend::ThrowError("RuntimeError", std::string(who) + ": all " + Str(max_seqs_) +
+      backend::ThrowError("RuntimeError", std::string(who) + ": all " + std::to_string(max_seqs_) +
                                               " sequence slots of the RNN state are in use; "
                                               "remove a sequence first");
     }
@@ -237,9 +240,10 @@ class RNNStateObj : public KVStateObj {
   void CheckIndices(int64_t layer, int64_t state, const char* who) const {
     if (layer < 0 || layer >= num_layers_ || state < 0 ||
         state >= static_cast<int64_t>(init_.size())) {
-      backend::ThrowError("ValueError", std::string(who) + ": layer " + Str(layer) + ", state " +
-                                            Str(state) + " out of range (" + Str(num_layers_) +
-                                            " layers, " + Str(init_.size()) + " states each)");
+      backend::ThrowError("ValueError", std::string(who) + ": layer " + std::to_string(layer) +
+                                            ", state " + std::to_string(state) + " out of range (" +
+                                            std::to_string(num_layers_) + " layers, " +
+                                            std::to_string(init_.size()) + " states each)");
     }
   }
 
@@ -305,8 +309,9 @@ RNNState CreateRNNState(int64_t num_layers, int64_t max_seqs, int64_t max_histor
     backend::ThrowError("ValueError", std::string(who) +
                                           ": give one getter, one setter and one initial value "
                                           "per state (got " +
-                                          Str(f_gets.size()) + ", " + Str(f_sets.size()) + ", " +
-                                          Str(init.size()) + ")");
+                                          std::to_string(f_gets.size()) + ", " +
+                                          std::to_string(f_sets.size()) + ", " +
+                                          std::to_string(init.size()) + ")");
   }
   DLDevice dev = init[0].device();
   for (const ffi::Tensor& t : init) {
