@@ -1,8 +1,10 @@
 """Measurement plumbing shared by the benchmark scripts (standard library only, like _stats).
 
-* child processes: the environment they run in and how their output comes back
-  (core_bench.py, vm_bench.py run each variant in a fresh interpreter of its venv);
-* in-process timing: implementations interleaved in blocks (opencl_bench.py, vulkan_bench.py);
+* the command line every benchmark takes (`bench_parser`: its venvs, --out, --markdown, --quick);
+* child processes: the environment they run in, the one child program (_child.py) and how its
+  JSON line comes back, the venvs described (`probe_venvs`) and the machine (`machine_info`);
+* alternation, one schedule for both kinds: variants in fresh children take turns round by round
+  (`alternate`), in-process implementations take turns block by block (`interleaved`);
 * reporting: the markdown rows every backend table uses and the JSON results file.
 """
 
@@ -20,7 +22,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _stats import median, ratio
+
 now = time.perf_counter_ns
+HERE = Path(__file__).resolve().parent
+CHILD = HERE / "_child.py"
+KB_TO_MB = 1024 / 1e6  # /proc reports "kB" meaning KiB; we report MB = 10**6 bytes
 
 
 def log(msg: str) -> None:
@@ -31,16 +38,31 @@ def log(msg: str) -> None:
 # ---------------------------------------------------------------------------- command line
 
 
+def bench_parser(doc: str, name: str, venvs: dict[str, str] | None = None) -> argparse.ArgumentParser:
+    """The options every benchmark takes: ``--<venv>-python`` for each venv it compares (name ->
+    what that venv holds; none for a benchmark that runs in the venv under test), where results
+    go (``--out``, ``--json`` its old spelling; ``--markdown``) and ``--quick`` (a smoke run)."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    for venv, needs in (venvs or {}).items():
+        p.add_argument(f"--{venv}-python", required=True, help=f"python of a venv with {needs}")
+    p.add_argument("--out", "--json", type=Path, default=Path(f"results/{name}.json"))
+    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
+    p.add_argument("--quick", action="store_true", help="a few rounds and blocks only (a smoke run)")
+    return p
+
+
 def ours_vs_apache_parser(
     doc: str, name: str, ours_needs: str = "tvm-runtime", apache_needs: str = "apache-tvm==0.27.0.post1"
 ) -> argparse.ArgumentParser:
-    """The options every ours-vs-apache-tvm benchmark takes: its two venvs and where results go."""
-    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help=f"python of a venv with {ours_needs}")
-    p.add_argument("--apache-python", required=True, help=f"python of a venv with {apache_needs}")
-    p.add_argument("--out", type=Path, default=Path(f"results/{name}.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
-    return p
+    """`bench_parser` with the two venvs of an ours-vs-apache-tvm benchmark."""
+    return bench_parser(doc, name, {"ours": ours_needs, "apache": apache_needs})
+
+
+def quick_counts(args: argparse.Namespace, **small: int) -> None:
+    """With --quick, lower the named counts (``rounds=1, blocks=2``) to at most those values."""
+    if getattr(args, "quick", False):
+        for key, value in small.items():
+            setattr(args, key, min(getattr(args, key), value))
 
 
 # ---------------------------------------------------------------------------- child processes
@@ -77,6 +99,112 @@ def last_line(text: str) -> str:
     return lines[-1]
 
 
+def child_argv(python: str, spec: dict[str, Any]) -> list[str]:
+    """The command line of _child.py running ``spec`` in the venv of ``python``."""
+    return [python, str(CHILD), json.dumps(spec)]
+
+
+def run_task(python: str, spec: dict[str, Any], cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    """Run _child.py with ``spec`` in the venv of ``python``; return the JSON line it printed."""
+    _, out = run_child(child_argv(python, spec), cwd, env)
+    return json.loads(last_line(out))
+
+
+def probe_venv(python: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    """Python version, tvm/numpy package versions and module origins of a venv."""
+    return run_task(python, {"task": "probe"}, cwd, env)
+
+
+def probe_venvs(pythons: dict[str, str], cwd: str, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`probe_venv` of every venv; ours (any key starting with "ours") must not hold apache-tvm."""
+    venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
+    for key, info in venvs.items():
+        if key.startswith("ours") and "apache-tvm" in {k.lower() for k in info["packages"]}:
+            raise SystemExit(f"the {key} venv has apache-tvm installed; it must not")
+    return venvs
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, CPU count, memory and platform of this machine."""
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    mem_total_mb = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_total_mb = round(int(line.split()[1]) * KB_TO_MB, 1)
+    except OSError:
+        pass
+    return {
+        "cpu_model": _cpu_model(),
+        "nproc": affinity,
+        "cpu_count": os.cpu_count(),
+        "mem_total_mb": mem_total_mb,
+        "platform": platform.platform(),
+        "orchestrator_python": platform.python_version(),
+    }
+
+
+# ---------------------------------------------------------------------------------- alternation
+
+
+def round_orders(names: Sequence[Any], rounds: int, rotate: bool = False) -> list[list[Any]]:
+    """The order of every round: reversed every other round (A B C, C B A, ...), or with
+    ``rotate`` shifted by one each round (A B C, B C A, ...).  For two variants both are A B, B A."""
+    names = list(names)
+    if rotate:
+        return [names[r % len(names) :] + names[: r % len(names)] for r in range(rounds)]
+    return [names if r % 2 == 0 else names[::-1] for r in range(rounds)]
+
+
+def alternate(
+    variants: dict[str, list[str]], rounds: int, cwd: str, env: dict[str, str]
+) -> dict[str, list[Any]]:
+    """Fresh children of every variant (key -> its command line, `child_argv` for _child.py)
+    taking turns for ``rounds`` rounds, so that machine drift hits all alike; the JSON line every
+    child printed, by variant."""
+    results: dict[str, list[Any]] = {key: [] for key in variants}
+    for r, order in enumerate(round_orders(list(variants), rounds)):
+        for key in order:
+            log(f"  round {r + 1}/{rounds}: {key}")
+            _, out = run_child(variants[key], cwd, env)
+            results[key].append(json.loads(last_line(out)))
+    return results
+
+
+def pool(children: Sequence[dict[str, Any]], key: str, scale: float = 1.0) -> tuple[list[float], list[float]]:
+    """Every child's ``key`` series scaled and pooled, and each child's median: the samples and
+    the per-round values that paired ratios compare."""
+    samples: list[float] = []
+    medians: list[float] = []
+    for child in children:
+        values = [v * scale for v in child[key]]
+        samples.extend(values)
+        medians.append(median(values))
+    return samples, medians
+
+
+def paired_median(xs: Sequence[float], refs: Sequence[float]) -> float:
+    """Median of per-round ratios ``xs[i] / refs[i]`` (the same alternation round)."""
+    if len(xs) != len(refs):
+        raise ValueError("paired series differ in length")
+    return median(ratio(x, r) for x, r in zip(xs, refs))
+
+
 # ---------------------------------------------------------------------------- in-process timing
 
 
@@ -92,12 +220,11 @@ def interleaved(
     for fn in impls.values():
         for _ in range(warmup):
             fn()
-    names = list(impls)
-    samples: dict[str, list[float]] = {n: [] for n in names}
+    samples: dict[str, list[float]] = {n: [] for n in impls}
     gc.disable()
     try:
-        for r in range(rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
+        for order in round_orders(list(impls), rounds, rotate=True):
+            for name in order:
                 fn, out = impls[name], samples[name]
                 for _ in range(block):
                     t0 = now()

@@ -32,68 +32,50 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, ours_vs_apache_parser, publish, run_child, run_header
+from _harness import (
+    alternate,
+    child_argv,
+    child_env,
+    log,
+    machine_info,
+    ours_vs_apache_parser,
+    pool,
+    probe_venvs,
+    publish,
+    quick_counts,
+    run_header,
+)
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 VARIANTS = (("ours", "dnnl"), ("ours", "llvm"), ("apache", "llvm"))
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-data = np.load(spec["npz"])
-x = tvm.runtime.tensor(data["x"], tvm.cpu(0))
-vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), tvm.cpu(0))
-f = vm["main"]
-err = float(np.abs(f(x).numpy() - data["expected"]).max())
-if not err < 1e-3:
-    raise SystemExit(f"WRONG RESULT: max abs error {err}")
-for _ in range(spec["warmup"]):
-    f(x)
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in range(spec["iters"]):
-        f(x)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-print(json.dumps({"per_call_ns": per_call_ns, "max_abs_error": err}))
-"""
 
 
 def bench_workload(
     model: dict[str, Any], models_dir: Path, pythons: dict[str, str], args: argparse.Namespace, cwd: str
 ) -> dict[str, Any]:
-    raw = {f"{r}/{k}": {"per_call_ms": [], "child_medians_ms": [], "max_abs_error": 0.0} for r, k in VARIANTS}
-    env = child_env()
-    for rnd in range(args.rounds):
-        order = VARIANTS if rnd % 2 == 0 else tuple(reversed(VARIANTS))
-        for runtime, kind in order:
-            spec = {
+    variants = {
+        f"{runtime}/{kind}": child_argv(
+            pythons[runtime],
+            {
+                "task": "model_x",
                 "artifact": str(models_dir / model[kind]),
                 "npz": str(models_dir / model["npz"]),
                 "blocks": args.blocks,
                 "iters": args.iters,
                 "warmup": args.warmup,
-            }
-            _, out = run_child([pythons[runtime], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            result = json.loads(last_line(out))
-            ms = [ns / 1e6 for ns in result["per_call_ns"]]
-            r = raw[f"{runtime}/{kind}"]
-            r["per_call_ms"].extend(ms)
-            r["child_medians_ms"].append(median(ms))
-            r["max_abs_error"] = max(r["max_abs_error"], result["max_abs_error"])
+            },
+        )
+        for runtime, kind in VARIANTS
+    }
+    raw = {}
+    for key, runs in alternate(variants, args.rounds, cwd, child_env()).items():
+        per_call_ms, child_medians_ms = pool(runs, "per_call_ns", 1e-6)
+        raw[key] = {
+            "per_call_ms": per_call_ms,
+            "child_medians_ms": child_medians_ms,
+            "max_abs_error": max(run["max_abs_error"] for run in runs),
+        }
     summary: dict[str, Any] = {
         key: {"per_call_ms": summarize(r["per_call_ms"]).to_dict(4), "max_abs_error": r["max_abs_error"]}
         for key, r in raw.items()
@@ -164,6 +146,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls per child (default 2)")
     args = p.parse_args(argv)
+    quick_counts(args, rounds=1, blocks=2, iters=2, warmup=1)
     if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
         p.error("counts must be positive")
     return args
@@ -177,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
     workloads: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="byoc_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, child_env()) for key, py in pythons.items()}
+        venvs = probe_venvs(pythons, cwd, child_env())
         for model in models:
             t0 = time.perf_counter()
             w = bench_workload(model, args.models_dir.resolve(), pythons, args, cwd)

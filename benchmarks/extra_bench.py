@@ -30,66 +30,25 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    alternate,
+    child_argv,
     child_env,
-    last_line,
     log,
+    machine_info,
     ours_vs_apache_parser,
+    paired_median,
+    pool,
+    probe_venvs,
     publish,
+    quick_counts,
     ratio_targets,
-    run_child,
     run_header,
 )
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "tests" / "artifacts" / "contrib" / "manifest.json"
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-x_np = np.random.default_rng(spec["seed"]).standard_normal(spec["shape"]).astype("float32")
-dev = tvm.cpu(0)
-x = tvm.runtime.tensor(x_np, dev)
-
-
-def check(out):
-    if spec["op"] == "sort":
-        ok = np.array_equal(out.numpy(), np.sort(x_np, axis=-1))
-    else:
-        order = np.argsort(-x_np.astype("float64"), axis=-1, kind="stable")[:, : spec["k"]]
-        ok = np.array_equal(out[1].numpy(), order) and np.array_equal(
-            out[0].numpy(), np.take_along_axis(x_np, order, axis=-1)
-        )
-    if not ok:
-        raise SystemExit("WRONG RESULT")
-
-
-vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), dev)
-f = vm["main"]
-check(f(x))
-for _ in range(spec["warmup"]):
-    f(x)
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in range(spec["iters"]):
-        f(x)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-print(json.dumps({"per_call_ns": per_call_ns}))
-"""
 
 
 def bench_specs(manifest: Path) -> list[dict[str, Any]]:
@@ -100,26 +59,22 @@ def bench_specs(manifest: Path) -> list[dict[str, Any]]:
 def bench_one(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    raw: dict[str, dict[str, list[float]]] = {k: {"per_call_ms": [], "child_medians_ms": []} for k in pythons}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            ms = [ns / 1e6 for ns in json.loads(last_line(out))["per_call_ns"]]
-            raw[key]["per_call_ms"].extend(ms)
-            raw[key]["child_medians_ms"].append(median(ms))
+    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    raw = {}
+    for key, runs in children.items():
+        per_call_ms, child_medians_ms = pool(runs, "per_call_ns", 1e-6)
+        raw[key] = {"per_call_ms": per_call_ms, "child_medians_ms": child_medians_ms}
     return raw
 
 
 def summarize_one(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_ms"], ref["child_medians_ms"])]
     out: dict[str, Any] = {
         key: {"per_call_ms": summarize(r["per_call_ms"]).to_dict(4)} for key, r in raw.items()
     }
     out["ratio_ours_vs_apache"] = {
         "per_call_median": round(ratio(median(ours["per_call_ms"]), median(ref["per_call_ms"])), 4),
-        "per_call_paired_median": round(median(paired), 4),
+        "per_call_paired_median": round(paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
     }
     return out
 
@@ -165,6 +120,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
     args = p.parse_args(argv)
+    quick_counts(args, rounds=1, blocks=2, iters=2, warmup=1)
     if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
         p.error("counts must be positive")
     return args
@@ -179,13 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     workloads: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="extra_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, child_env()) for key, py in pythons.items()}
-        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
-            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        venvs = probe_venvs(pythons, cwd, child_env())
         for threads in args.threads.split(","):
             env = child_env({} if threads == "default" else {"TVM_NUM_THREADS": threads})
             for spec in specs:
-                spec = dict(spec, blocks=args.blocks, iters=args.iters, warmup=args.warmup)
+                spec = dict(
+                    spec, task="contrib_sort", blocks=args.blocks, iters=args.iters, warmup=args.warmup
+                )
                 label = f"{spec['name']}@{threads}"
                 t0 = time.perf_counter()
                 raw = bench_one(spec, pythons, args.rounds, cwd, env)

@@ -16,7 +16,6 @@ the two venvs are interleaved (ours, apache, then apache, ours, ...). Target: me
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -26,71 +25,39 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    alternate,
+    child_argv,
     child_env,
-    last_line,
     log,
+    machine_info,
     ours_vs_apache_parser,
+    paired_median,
+    pool,
+    probe_venvs,
     publish,
+    quick_counts,
     ratio_targets,
-    run_child,
     run_header,
+    run_task,
 )
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 MATRIX = (1024, 1024)  # 4 MB of float32 per weight
 
-_WRITER = """\
-import json, sys
-import numpy as np
-from tvm.contrib import tvmjs
-
-spec = json.loads(sys.argv[1])
-rng = np.random.default_rng(0)
-params = {f"layers.{i}.weight": rng.standard_normal(spec["shape"], dtype=np.float32)
-          for i in range(spec["count"])}
-tvmjs.dump_tensor_cache(params, spec["dir"], encode_format=spec["format"], shard_cap_mb=32,
-                        show_progress=False)
-"""
-
-_CHILD = """\
-import json, sys, time
-import numpy as np
-import tvm
-
-spec = json.loads(sys.argv[1])
-load = tvm.get_global_func("vm.builtin.tensor_cache.load")
-get = tvm.get_global_func("vm.builtin.tensor_cache.get")
-clear = tvm.get_global_func("vm.builtin.tensor_cache.clear")
-now = time.perf_counter_ns
-ms = []
-for _ in range(spec["loads"]):
-    clear()
-    t = now(); load(spec["dir"], 1, 0); ms.append((now() - t) / 1e6)
-checksum = [float(np.float64(get(n).numpy()[::97, ::89].sum())) for n in spec["names"]]
-clear()
-print(json.dumps({"load_ms": ms, "checksum": checksum}))
-"""
-
 
 def write_cache(apache_python: str, directory: Path, count: int, fmt: str, cwd: str, env: dict) -> None:
-    spec = {"dir": str(directory), "count": count, "shape": list(MATRIX), "format": fmt}
-    run_child([apache_python, "-c", _WRITER, json.dumps(spec)], cwd, env)
+    spec = {"task": "write_tensor_cache", "dir": str(directory), "count": count, "shape": list(MATRIX)}
+    run_task(apache_python, {**spec, "format": fmt}, cwd, env)
 
 
 def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict) -> dict:
-    raw: dict[str, dict[str, list[float]]] = {key: {"load_ms": [], "child_medians_ms": []} for key in pythons}
-    checksums: dict[str, list[float]] = {}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            rec = json.loads(last_line(out))
-            raw[key]["load_ms"].extend(rec["load_ms"])
-            raw[key]["child_medians_ms"].append(median(rec["load_ms"]))
-            checksums[key] = rec["checksum"]
-    if checksums["ours"] != checksums["apache"]:
+    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    raw: dict[str, dict[str, list[float]]] = {}
+    for key, runs in children.items():
+        load_ms, child_medians_ms = pool(runs, "load_ms")
+        raw[key] = {"load_ms": load_ms, "child_medians_ms": child_medians_ms}
+    if children["ours"][-1]["checksum"] != children["apache"][-1]["checksum"]:
         raise SystemExit(f"WRONG RESULT: the two runtimes loaded different weights from {spec['dir']}")
     return raw
 
@@ -98,10 +65,9 @@ def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd:
 def summarize_cache(raw: dict[str, dict[str, list[float]]], megabytes: float) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
     out: dict[str, Any] = {key: {k: summarize(v).to_dict(3) for k, v in r.items()} for key, r in raw.items()}
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_ms"], ref["child_medians_ms"])]
     out["ratio_ours_vs_apache"] = {
         "per_load_median": round(ratio(median(ours["load_ms"]), median(ref["load_ms"])), 4),
-        "paired_child_median": round(median(paired), 4),
+        "paired_child_median": round(paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
     }
     out["ours_gb_per_s"] = round(megabytes / 1e3 / (median(ours["load_ms"]) / 1e3), 3)
     out["apache_gb_per_s"] = round(megabytes / 1e3 / (median(ref["load_ms"]) / 1e3), 3)
@@ -140,7 +106,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mb", type=int, default=256, help="float32 megabytes of weights (multiple of 4)")
     p.add_argument("--rounds", type=int, default=4, help="children per runtime and encoding")
     p.add_argument("--loads", type=int, default=5, help="timed loads per child")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    quick_counts(args, mb=16, rounds=1, loads=2)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -154,13 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     caches: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tensor_cache_bench_") as cwd:
-        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
+        venvs = probe_venvs(pythons, cwd, env)
         for fmt in ("raw", "f32-to-bf16"):
             directory = Path(cwd) / fmt
             write_cache(args.apache_python, directory, count, fmt, cwd, env)
             spec = {
+                "task": "tensor_cache_load",
                 "dir": str(directory),
-                "loads": args.loads,
+                "blocks": args.loads,
                 "names": [f"layers.{i}.weight" for i in range(count)],
             }
             t0 = time.perf_counter()

@@ -33,68 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    alternate,
+    child_argv,
     child_env,
-    last_line,
     log,
+    machine_info,
     ours_vs_apache_parser,
+    paired_median,
+    pool,
+    probe_venvs,
     publish,
+    quick_counts,
     ratio_targets,
-    run_child,
     run_header,
 )
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.05
 REPO = Path(__file__).resolve().parent.parent
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-data = np.load(spec["npz"])
-dev = tvm.cpu(0)
-args = tuple(tvm.runtime.tensor(data[k], dev) for k in spec["inputs"])
-
-
-def check(out, when):
-    outs = list(out) if len(spec["outputs"]) > 1 else [out]
-    for key, t in zip(spec["outputs"], outs):
-        got, want = t.numpy(), data[key]
-        if got.shape != want.shape or not np.allclose(got, want, rtol=spec["rtol"], atol=spec["atol"]):
-            raise SystemExit(f"WRONG RESULT ({when}) for {key!r}")
-
-
-t0 = time.perf_counter()
-mod = tvm.runtime.load_module(spec["artifact"])
-vm = VirtualMachine(mod, dev)
-f = vm["main"]
-out = f(*args)
-cold_ms = (time.perf_counter() - t0) * 1e3
-check(out, "first call")
-del out
-for _ in range(spec["warmup"]):
-    f(*args)
-rng = range(spec["iters"])
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in rng:
-        f(*args)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-check(f(*args), "after timing")
-print(json.dumps({"per_call_ns": per_call_ns, "cold_ms": cold_ms}))
-"""
 
 
 def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
@@ -125,22 +81,20 @@ def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
 def bench_model(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    raw = {key: {"per_call_us": [], "child_medians_us": [], "cold_ms": []} for key in pythons}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            rec = json.loads(last_line(out))
-            us = [ns / 1e3 for ns in rec["per_call_ns"]]
-            raw[key]["per_call_us"].extend(us)
-            raw[key]["child_medians_us"].append(median(us))
-            raw[key]["cold_ms"].append(rec["cold_ms"])
+    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    raw = {}
+    for key, runs in children.items():
+        per_call_us, child_medians_us = pool(runs, "per_call_ns", 1e-3)
+        raw[key] = {
+            "per_call_us": per_call_us,
+            "child_medians_us": child_medians_us,
+            "cold_ms": [run["cold_ms"] for run in runs],
+        }
     return raw
 
 
 def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_us"], ref["child_medians_us"])]
     out: dict[str, Any] = {
         key: {
             "per_call_us": summarize(r["per_call_us"]).to_dict(3),
@@ -154,7 +108,7 @@ def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         "per_call_p10": round(
             ratio(summarize(ours["per_call_us"]).p10, summarize(ref["per_call_us"]).p10), 4
         ),
-        "per_call_paired_median": round(median(paired), 4),
+        "per_call_paired_median": round(paired_median(ours["child_medians_us"], ref["child_medians_us"]), 4),
         "cold_median": round(ratio(median(ours["cold_ms"]), median(ref["cold_ms"])), 4),
     }
     return out
@@ -199,6 +153,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
     p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
     args = p.parse_args(argv)
+    quick_counts(args, rounds=1, blocks=3, iters=200, warmup=50)
     if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
         p.error("counts must be positive")
     return args
@@ -216,11 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     models: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="vm_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
-        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
-            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        venvs = probe_venvs(pythons, cwd, env)
         for spec in specs:
-            spec = dict(spec, blocks=args.blocks, iters=args.iters, warmup=args.warmup)
+            spec = dict(spec, task="vm_call", blocks=args.blocks, iters=args.iters, warmup=args.warmup)
             t0 = time.perf_counter()
             raw = bench_model(spec, pythons, args.rounds, cwd, env)
             models[spec["label"]] = summarize_model(raw)
