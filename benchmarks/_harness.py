@@ -208,6 +208,19 @@ def paired_median(xs: Sequence[float], refs: Sequence[float]) -> float:
 # ---------------------------------------------------------------------------- in-process timing
 
 
+def rerun_self(script: str, flags: Sequence[str], env: dict[str, str]) -> Any:
+    """Run ``script`` again in a fresh interpreter with ``--child`` and ``flags`` (a device
+    configuration that a driver reads once per process) and return the JSON it prints; its
+    stderr and exit status are passed on when it fails."""
+    proc = subprocess.run(
+        [sys.executable, script, "--child", *flags], capture_output=True, text=True, env=env
+    )
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(proc.returncode)
+    return json.loads(proc.stdout)
+
+
 def interleaved(
     impls: dict[str, Callable[[], Any]], rounds: int, block: int, warmup: int, per_call: int = 1
 ) -> dict[str, list[float]]:

@@ -48,6 +48,7 @@ from _harness import (
     HERE,
     KB_TO_MB,
     alternate,
+    bench_parser,
     child_argv,
     child_env,
     last_line,
@@ -56,6 +57,7 @@ from _harness import (
     paired_median,
     pool,
     probe_venv,
+    publish,
     quick_counts,
     round_orders,
     run_child,
@@ -471,29 +473,13 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line."""
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
-    p.add_argument(
-        "--ours-python",
-        required=True,
-        help="python of the venv with the tvm-runtime wheel (no backends)",
-    )
-    p.add_argument(
-        "--ours-backends-python",
-        help="python of the venv with tvm-runtime plus backend wheels (optional)",
-    )
-    p.add_argument(
-        "--floor-python",
-        required=True,
-        help="python of the venv with only apache-tvm-ffi (+numpy)",
-    )
-    p.add_argument(
-        "--apache-python",
-        required=True,
-        help="python of the venv with apache-tvm==0.27.0.post1",
-    )
+    venvs = {
+        "ours": "the tvm-runtime wheel (no backends)",
+        "floor": "only apache-tvm-ffi (+numpy)",
+        "apache": "apache-tvm==0.27.0.post1",
+    }
+    p = bench_parser(__doc__, "core_bench", venvs)
+    p.add_argument("--ours-backends-python", help="python of a venv with tvm-runtime plus backend wheels")
     p.add_argument("--artifact", type=Path, default=Path("tests/artifacts/cpu/tiny_add.so"))
     p.add_argument("--npz", type=Path, default=Path("tests/artifacts/cpu/tiny_add.npz"))
     p.add_argument(
@@ -501,8 +487,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=Path,
         help="artifact manifest (default: manifest.json next to the artifact's folder)",
     )
-    p.add_argument("--out", type=Path, default=Path("results/core_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
     p.add_argument("--runs", type=int, default=30, help="import runs per variant (default 30)")
     p.add_argument("--warmup-runs", type=int, default=2, help="discarded import rounds (default 2)")
     p.add_argument(
@@ -525,7 +509,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="untimed calls before timing (default 20000)",
     )
     p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    p.add_argument("--quick", action="store_true", help="a few runs and blocks only (a smoke run)")
     args = p.parse_args(argv)
     quick_counts(args, runs=2, warmup_runs=0, call_rounds=1, call_blocks=2, call_iters=2000, call_warmup=200)
     if min(args.runs, args.call_rounds, args.call_blocks, args.call_iters) < 1 or args.warmup_runs < 0:
@@ -607,15 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "all_targets_pass": all(t["pass"] for t in targets),
         "raw": {"import": imp_raw, "call": call_raw},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    log(f"wrote {args.out}")
-    md = render_markdown(results, variants)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(md)
-        log(f"wrote {args.markdown}")
-    print(md)
+    publish(results, args.out, args.markdown, render_markdown(results, variants))
     for t in targets:
         print(
             f"{t['name']:>14} [{t['variant']}]: {t['measured']} {t['unit']} "

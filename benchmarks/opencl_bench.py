@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,7 +37,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+from _harness import (  # noqa: E402
+    SUMMARY_TABLE_HEADER,
+    bench_parser,
+    host_info,
+    interleaved,
+    publish,
+    rerun_self,
+    summary_row,
+)
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts"
@@ -240,10 +247,8 @@ def table(results: dict) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
+    ap = bench_parser(__doc__, "opencl_bench")
     ap.add_argument("--artifacts", type=Path, default=DEFAULT_ARTIFACTS)
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -254,25 +259,17 @@ def main() -> int:
     configs = {}
     for config, extra_env in (("pthread (default)", {}), ("basic", {"POCL_DEVICES": "basic"})):
         # Each configuration in a fresh process: PoCL reads POCL_DEVICES once, at first use.
-        cmd = [sys.executable, __file__, "--child", "--artifacts", str(args.artifacts)]
-        if args.quick:
-            cmd.append("--quick")
         env = dict(os.environ)
         env.pop("POCL_DEVICES", None)
         env.update(extra_env)
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr)
-            return proc.returncode
-        configs[config] = summarize_config(json.loads(proc.stdout))
+        flags = ["--artifacts", str(args.artifacts), *["--quick"] * args.quick]
+        configs[config] = summarize_config(rerun_self(__file__, flags, env))
     results = {
         "benchmark": "tvm-runtime-opencl vs pyopencl",
         "env": host_info(np.__version__),
         "configs": configs,
     }
-    print(table(results))
-    if args.json:
-        write_json(args.json, results)
+    publish(results, args.out, args.markdown, table(results))
     return 0
 
 

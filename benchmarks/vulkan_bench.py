@@ -34,7 +34,6 @@ import argparse
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+from _harness import (  # noqa: E402
+    SUMMARY_TABLE_HEADER,
+    bench_parser,
+    host_info,
+    interleaved,
+    publish,
+    rerun_self,
+    summary_row,
+)
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts" / "vulkan"
@@ -416,10 +423,8 @@ def lavapipe_env() -> dict[str, str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
+    ap = bench_parser(__doc__, "vulkan_bench")
     ap.add_argument("--artifacts", type=Path, default=DEFAULT_ARTIFACTS)
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
     ap.add_argument("--any-device", action="store_true", help="do not insist on lavapipe")
     ap.add_argument("--config", choices=list(CONFIGS), action="append", help="run only these configurations")
     ap.add_argument(
@@ -441,15 +446,15 @@ def main() -> int:
     for config in args.config or list(CONFIGS):
         if args.quiet_gate > 0:
             busy_before[config] = round(wait_until_quiet(args.quiet_gate), 3)
-        cmd = [sys.executable, __file__, "--child", "--artifacts", str(args.artifacts)]
-        cmd += ["--quick"] * args.quick + ["--any-device"] * args.any_device
+        flags = [
+            "--artifacts",
+            str(args.artifacts),
+            *["--quick"] * args.quick,
+            *["--any-device"] * args.any_device,
+        ]
         env = lavapipe_env()
         env.update(CONFIGS[config])
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr)
-            return proc.returncode
-        configs[config] = summarize_config(json.loads(proc.stdout))
+        configs[config] = summarize_config(rerun_self(__file__, flags, env))
     import numpy as np
 
     results = {
@@ -457,9 +462,7 @@ def main() -> int:
         "env": {**host_info(np.__version__), "cpu_busy_before_each_config": busy_before},
         "configs": configs,
     }
-    print(table(results))
-    if args.json:
-        write_json(args.json, results)
+    publish(results, args.out, args.markdown, table(results))
     return 0
 
 

@@ -23,14 +23,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+from _harness import (  # noqa: E402
+    SUMMARY_TABLE_HEADER,
+    bench_parser,
+    host_info,
+    interleaved,
+    publish,
+    rerun_self,
+    summary_row,
+)
 from _stats import ratio, summarize  # noqa: E402
 from vulkan_bench import lavapipe_env  # noqa: E402
 
@@ -236,9 +243,7 @@ def table(res: dict) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
+    ap = bench_parser(__doc__, "webgpu_bench")
     ap.add_argument("--any-device", action="store_true", help="do not insist on lavapipe")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -247,24 +252,16 @@ def main() -> int:
         return 0
     env = lavapipe_env()  # lavapipe for every side, as in vulkan_bench.py
     env.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
-    cmd = (
-        [sys.executable, __file__, "--child"] + ["--quick"] * args.quick + ["--any-device"] * args.any_device
-    )
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        return proc.returncode
+    raw = rerun_self(__file__, [*["--quick"] * args.quick, *["--any-device"] * args.any_device], env)
     import numpy as np
 
-    res = summarize_run(json.loads(proc.stdout))
+    res = summarize_run(raw)
     results = {
         "benchmark": "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan",
         "env": host_info(np.__version__),
         "run": res,
     }
-    print(table(res))
-    if args.json:
-        write_json(args.json, results)
+    publish(results, args.out, args.markdown, table(res))
     return 0
 
 
