@@ -58,6 +58,31 @@ def ours_vs_apache_parser(
     return bench_parser(doc, name, {"ours": ours_needs, "apache": apache_needs})
 
 
+def add_counts(p: argparse.ArgumentParser, unit: str = "calls", **defaults: int) -> None:
+    """The counts of an alternating benchmark with their defaults (``rounds=8, blocks=15, ...``):
+    children per variant, timed blocks per child, ``unit`` per block, untimed ``unit`` first."""
+    helps = {
+        "rounds": "children per variant and workload",
+        "blocks": "timed blocks per child",
+        "iters": f"{unit} per block",
+        "reps": f"timed {unit} per child",
+        "warmup": f"untimed {unit} per child",
+    }
+    for name, default in defaults.items():
+        p.add_argument(f"--{name}", type=int, default=default, help=f"{helps[name]} (default {default})")
+    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
+
+
+def parse_counts(p: argparse.ArgumentParser, argv: Sequence[str] | None, **quick: int) -> argparse.Namespace:
+    """Parse; with --quick lower the counts to ``quick``; every count >= 1, warm-up >= 0."""
+    args = p.parse_args(argv)
+    quick_counts(args, **quick)
+    counts = [getattr(args, k) for k in ("rounds", "blocks", "iters", "reps") if hasattr(args, k)]
+    if min(counts) < 1 or getattr(args, "warmup", 0) < 0:
+        p.error("counts must be positive")
+    return args
+
+
 def quick_counts(args: argparse.Namespace, **small: int) -> None:
     """With --quick, lower the named counts (``rounds=1, blocks=2``) to at most those values."""
     if getattr(args, "quick", False):
@@ -313,6 +338,32 @@ def run_header(benchmark: str, t_begin: float, load_before: Sequence[float], mac
             "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
         },
     }
+
+
+def cell(s: dict[str, Any], nd: int = 3) -> str:
+    """A summary as the tables show it: median (p10-p90)."""
+    return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
+
+
+def finish(
+    name: str,
+    args: argparse.Namespace,
+    t_begin: float,
+    load_before: Sequence[float],
+    body: dict[str, Any],
+    targets: list[dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+) -> int:
+    """Results of an ours-vs-peer run (header, ``body``, targets and their verdict) written and
+    rendered; the exit status: 1 only with --fail-on-target and a missed target."""
+    results: dict[str, Any] = {
+        **run_header(name, t_begin, load_before, machine_info()),
+        **body,
+        "targets": targets,
+        "all_targets_pass": all(t["pass"] for t in targets),
+    }
+    publish(results, args.out, args.markdown, render(results))
+    return 1 if getattr(args, "fail_on_target", False) and not results["all_targets_pass"] else 0
 
 
 def publish(results: dict[str, Any], out: Path, markdown: Path | None, rendered: str) -> None:

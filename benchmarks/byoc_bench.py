@@ -33,17 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    add_counts,
     alternate,
+    cell,
     child_argv,
     child_env,
+    finish,
     log,
-    machine_info,
     ours_vs_apache_parser,
+    parse_counts,
     pool,
     probe_venvs,
-    publish,
-    quick_counts,
-    run_header,
 )
 from _stats import median, ratio, summarize
 
@@ -117,9 +117,6 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.3f} ({s['p10']:.3f}-{s['p90']:.3f})"
-
     for w in results["workloads"].values():
         r = w["ratios"]
         lines.append(
@@ -141,15 +138,8 @@ def render_markdown(results: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ours_vs_apache_parser(__doc__, "byoc_bench", ours_needs="tvm-runtime[dnnl]")
     p.add_argument("--models-dir", type=Path, required=True, help="output of make_byoc_models.py")
-    p.add_argument("--rounds", type=int, default=4, help="children per variant and workload (default 4)")
-    p.add_argument("--blocks", type=int, default=5, help="timed blocks per child (default 5)")
-    p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed calls per child (default 2)")
-    args = p.parse_args(argv)
-    quick_counts(args, rounds=1, blocks=2, iters=2, warmup=1)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,8 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  ({time.perf_counter() - t0:.0f}s)"
             )
     targets = targets_of(workloads)
-    results: dict[str, Any] = {
-        **run_header("byoc_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {
             "rounds": args.rounds,
@@ -185,11 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schedule": "children of the three variants interleaved, order reversed every other round",
         },
         "workloads": workloads,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 0
+    return finish("byoc_bench", args, t_begin, load_before, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -30,19 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    add_counts,
     alternate,
+    cell,
     child_argv,
     child_env,
+    finish,
     log,
-    machine_info,
     ours_vs_apache_parser,
     paired_median,
+    parse_counts,
     pool,
     probe_venvs,
-    publish,
-    quick_counts,
     ratio_targets,
-    run_header,
 )
 from _stats import median, ratio, summarize
 
@@ -85,9 +85,6 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.3f} ({s['p10']:.3f}-{s['p90']:.3f})"
-
     for m in results["workloads"].values():
         r = m["ratio_ours_vs_apache"]["per_call_median"]
         verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
@@ -109,21 +106,13 @@ def render_markdown(results: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
     p.add_argument("--manifest", type=Path, default=MANIFEST)
-    p.add_argument("--rounds", type=int, default=4, help="children per variant and workload (default 4)")
-    p.add_argument("--blocks", type=int, default=5, help="timed blocks per child (default 5)")
-    p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed calls per child (default 2)")
     p.add_argument(
         "--threads",
         default="default,1",
         help="comma-separated TVM_NUM_THREADS settings ('default' = unset); default 'default,1'",
     )
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    quick_counts(args, rounds=1, blocks=2, iters=2, warmup=1)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,8 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = ratio_targets(
         workloads, "sort_time", "workload", "x apache-tvm (median ms per vm['main'] call)", RATIO_LIMIT
     )
-    results: dict[str, Any] = {
-        **run_header("extra_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {
             "rounds": args.rounds,
@@ -175,12 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schedule": "ours/apache children interleaved, order reversed every other round",
         },
         "workloads": workloads,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return finish("extra_bench", args, t_begin, load_before, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    add_counts,
     alternate,
+    cell,
     child_argv,
     child_env,
+    finish,
     log,
-    machine_info,
     ours_vs_apache_parser,
+    parse_counts,
     probe_venvs,
-    publish,
-    quick_counts,
-    run_header,
 )
 from _stats import median, ratio, summarize
 
@@ -64,7 +64,6 @@ def render_markdown(results: dict[str, Any]) -> str:
     for s, label in SERIES.items():
         m = results["series"][s]
         r = m["ratio_ours_vs_apache"]
-        cell = lambda x: f"{x['median']:.3f} ({x['p10']:.3f}-{x['p90']:.3f})"  # noqa: E731
         verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
         lines.append(
             f"| {label} | {cell(m['ours'])} | {cell(m['apache'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
@@ -81,16 +80,12 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ours_vs_apache_parser(__doc__, "llm_bench")
-    p.add_argument("--rounds", type=int, default=6, help="children per variant (default 6)")
-    p.add_argument("--reps", type=int, default=30, help="timed requests per child (default 30)")
-    p.add_argument("--warmup", type=int, default=5, help="untimed requests per child (default 5)")
     p.add_argument("--prompt", type=int, default=48, help="prompt tokens (default 48)")
     p.add_argument("--decode", type=int, default=32, help="decode steps per request (default 32)")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    quick_counts(args, rounds=1, reps=3, warmup=1)
-    if min(args.rounds, args.reps, args.prompt, args.decode) < 1 or args.warmup < 0:
+    add_counts(p, unit="requests", rounds=6, reps=30, warmup=5)
+    args = parse_counts(p, argv, rounds=1, reps=3, warmup=1)
+    if min(args.prompt, args.decode) < 1:
         p.error("counts must be positive")
     return args
 
@@ -136,8 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
         )
         log(f"  {SERIES[s]:18s} ours {ours.median:8.3f}  apache {ref.median:8.3f}  ratio {r:.3f}")
-    results: dict[str, Any] = {
-        **run_header("llm_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {
             "rounds": args.rounds,
@@ -150,12 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schedule": "ours/apache children interleaved, order reversed every other round",
         },
         "series": series,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return finish("llm_bench", args, t_begin, load_before, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

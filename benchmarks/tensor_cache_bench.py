@@ -26,18 +26,17 @@ from typing import Any
 
 from _harness import (
     alternate,
+    cell,
     child_argv,
     child_env,
+    finish,
     log,
-    machine_info,
     ours_vs_apache_parser,
     paired_median,
     pool,
     probe_venvs,
-    publish,
     quick_counts,
     ratio_targets,
-    run_header,
     run_task,
 )
 from _stats import median, ratio, summarize
@@ -80,15 +79,12 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.1f} ({s['p10']:.1f}-{s['p90']:.1f})"
-
     for fmt, c in results["caches"].items():
         r = c["ratio_ours_vs_apache"]["per_load_median"]
         verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
         lines.append(
-            f"| {fmt} | {results['config']['megabytes']:.0f} MB | {cell(c['ours']['load_ms'])} | "
-            f"{cell(c['apache']['load_ms'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
+            f"| {fmt} | {results['config']['megabytes']:.0f} MB | {cell(c['ours']['load_ms'], 1)} | "
+            f"{cell(c['apache']['load_ms'], 1)} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
         )
     cfg, mach = results["config"], results["machine"]
     lines += [
@@ -151,17 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         RATIO_LIMIT,
         ratio_key="per_load_median",
     )
-    results: dict[str, Any] = {
-        **run_header("tensor_cache_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {"rounds": args.rounds, "loads": args.loads, "megabytes": megabytes},
         "caches": caches,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 0
+    return finish("tensor_cache_bench", args, t_begin, load_before, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -33,19 +33,19 @@ from pathlib import Path
 from typing import Any
 
 from _harness import (
+    add_counts,
     alternate,
+    cell,
     child_argv,
     child_env,
+    finish,
     log,
-    machine_info,
     ours_vs_apache_parser,
     paired_median,
+    parse_counts,
     pool,
     probe_venvs,
-    publish,
-    quick_counts,
     ratio_targets,
-    run_header,
 )
 from _stats import median, ratio, summarize
 
@@ -120,14 +120,11 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def cell(s: dict[str, float], nd: int = 2) -> str:
-        return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
-
     for label, m in results["models"].items():
         r = m["ratio_ours_vs_apache"]["per_call_median"]
         verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
         lines.append(
-            f"| {label} | {cell(m['ours']['per_call_us'])} | {cell(m['apache']['per_call_us'])} | "
+            f"| {label} | {cell(m['ours']['per_call_us'], 2)} | {cell(m['apache']['per_call_us'], 2)} | "
             f"{r:.3f}x | <= {RATIO_LIMIT}x {verdict} | "
             f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
         )
@@ -146,17 +143,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ours_vs_apache_parser(__doc__, "vm_bench")
     p.add_argument("--manifest", type=Path, default=REPO / "tests" / "artifacts" / "manifest.json")
     p.add_argument("--models", default="mlp,mlp_dyn,convnet", help="comma-separated case names")
-    p.add_argument("--rounds", type=int, default=8, help="children per variant and model (default 8)")
-    p.add_argument("--blocks", type=int, default=15, help="timed blocks per child (default 15)")
-    p.add_argument("--iters", type=int, default=2000, help="calls per block (default 2000)")
-    p.add_argument("--warmup", type=int, default=2000, help="untimed calls per child (default 2000)")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    quick_counts(args, rounds=1, blocks=3, iters=200, warmup=50)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    add_counts(p, rounds=8, blocks=15, iters=2000, warmup=2000)
+    return parse_counts(p, argv, rounds=1, blocks=3, iters=200, warmup=50)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,8 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = ratio_targets(
         models, "call_latency", "model", "x apache-tvm (median us per vm['main'] call)", RATIO_LIMIT
     )
-    results: dict[str, Any] = {
-        **run_header("vm_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {
             "rounds": args.rounds,
@@ -201,12 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schedule": "ours/apache children interleaved, order reversed every other round",
         },
         "models": models,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return finish("vm_bench", args, t_begin, load_before, body, targets, render_markdown)
 
 
 if __name__ == "__main__":
