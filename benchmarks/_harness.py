@@ -18,7 +18,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -345,11 +345,51 @@ def cell(s: dict[str, Any], nd: int = 3) -> str:
     return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
 
 
+def ratio_verdict(r: float, limit: float) -> str:
+    """The ratio and target cells of a row: ``0.950x | <= 1.0x PASS``."""
+    return f"{r:.3f}x | <= {limit}x {'PASS' if r <= limit else 'FAIL'}"
+
+
+def machine_note(results: dict[str, Any]) -> str:
+    """Where the numbers come from, for a table's note: ``<cpu>, <n> CPUs``."""
+    mach = results["machine"]
+    return f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[str | Sequence[str]], note: str) -> str:
+    """A markdown table (a row is its cells, or a string of ready cells) and a note under it."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [row if isinstance(row, str) else "| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join([*lines, "", note]) + "\n"
+
+
+ALTERNATION = "ours/apache children interleaved, order reversed every other round"
+
+
+def started() -> tuple[float, tuple[float, ...]]:
+    """When a run began and the machine's load then (what `finish` stamps the results with)."""
+    return time.perf_counter(), tuple(os.getloadavg())
+
+
+def counts_config(args: argparse.Namespace, **more: Any) -> dict[str, Any]:
+    """The ``config`` of a results file: the counts the run used, how the variants took turns
+    (``schedule``, unless ``more`` says otherwise) and ``more``."""
+    counts = {
+        k: getattr(args, k) for k in ("rounds", "blocks", "iters", "reps", "warmup") if hasattr(args, k)
+    }
+    return {**counts, "schedule": ALTERNATION, **more}
+
+
+def log_pair(label: str, ours: float, apache: float, r: float, unit: str, since: float) -> None:
+    """One progress line: both medians, their ratio and the seconds the item took."""
+    took = time.perf_counter() - since
+    log(f"  {label:22s} ours {ours:9.3f} {unit}  apache {apache:9.3f} {unit}  ratio {r:.3f}  ({took:.0f}s)")
+
+
 def finish(
     name: str,
     args: argparse.Namespace,
-    t_begin: float,
-    load_before: Sequence[float],
+    start: tuple[float, Sequence[float]],
     body: dict[str, Any],
     targets: list[dict[str, Any]],
     render: Callable[[dict[str, Any]], str],
@@ -357,7 +397,7 @@ def finish(
     """Results of an ours-vs-peer run (header, ``body``, targets and their verdict) written and
     rendered; the exit status: 1 only with --fail-on-target and a missed target."""
     results: dict[str, Any] = {
-        **run_header(name, t_begin, load_before, machine_info()),
+        **run_header(name, start[0], start[1], machine_info()),
         **body,
         "targets": targets,
         "all_targets_pass": all(t["pass"] for t in targets),

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,19 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    add_counts,
-    alternate,
-    cell,
-    child_argv,
-    child_env,
-    finish,
-    log,
-    ours_vs_apache_parser,
-    parse_counts,
-    pool,
-    probe_venvs,
-)
+import _harness as h
 from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.0
@@ -55,7 +42,7 @@ def bench_workload(
     model: dict[str, Any], models_dir: Path, pythons: dict[str, str], args: argparse.Namespace, cwd: str
 ) -> dict[str, Any]:
     variants = {
-        f"{runtime}/{kind}": child_argv(
+        f"{runtime}/{kind}": h.child_argv(
             pythons[runtime],
             {
                 "task": "model_x",
@@ -69,8 +56,8 @@ def bench_workload(
         for runtime, kind in VARIANTS
     }
     raw = {}
-    for key, runs in alternate(variants, args.rounds, cwd, child_env()).items():
-        per_call_ms, child_medians_ms = pool(runs, "per_call_ns", 1e-6)
+    for key, runs in h.alternate(variants, args.rounds, cwd, h.child_env()).items():
+        per_call_ms, child_medians_ms = h.pool(runs, "per_call_ns", 1e-6)
         raw[key] = {
             "per_call_ms": per_call_ms,
             "child_medians_ms": child_medians_ms,
@@ -111,71 +98,73 @@ def targets_of(workloads: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| workload | ours, dnnl_json (ms) | ours, llvm (ms) | apache-tvm 0.27, llvm (ms) "
-        "| dnnl vs apache llvm | ours llvm vs apache llvm |",
-        "|---|---|---|---|---|---|",
+    header = [
+        "workload",
+        "ours, dnnl_json (ms)",
+        "ours, llvm (ms)",
+        "apache-tvm 0.27, llvm (ms)",
+        "dnnl vs apache llvm",
+        "ours llvm vs apache llvm",
     ]
-
-    for w in results["workloads"].values():
-        r = w["ratios"]
-        lines.append(
-            f"| {w['description']} | {cell(w['ours/dnnl']['per_call_ms'])} | "
-            f"{cell(w['ours/llvm']['per_call_ms'])} | {cell(w['apache/llvm']['per_call_ms'])} | "
-            f"{r['ours_dnnl_vs_apache_llvm']:.3f}x | {r['ours_llvm_vs_apache_llvm']:.3f}x |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    rows = [
+        [
+            w["description"],
+            *(h.cell(w[key]["per_call_ms"]) for key in ("ours/dnnl", "ours/llvm", "apache/llvm")),
+            f"{w['ratios']['ours_dnnl_vs_apache_llvm']:.3f}x",
+            f"{w['ratios']['ours_llvm_vs_apache_llvm']:.3f}x",
+        ]
+        for w in results["workloads"].values()
+    ]
+    cfg = results["config"]
+    note = (
         f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls per "
-        f"variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs; "
+        f"variant, interleaved; {h.machine_note(results)}; "
         "apache-tvm's PyPI runtime cannot run the dnnl_json artifact (no DNNL in its build). "
-        f"All targets pass: {results['all_targets_pass']}.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"All targets pass: {results['all_targets_pass']}."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "byoc_bench", ours_needs="tvm-runtime[dnnl]")
+    p = h.ours_vs_apache_parser(__doc__, "byoc_bench", ours_needs="tvm-runtime[dnnl]")
     p.add_argument("--models-dir", type=Path, required=True, help="output of make_byoc_models.py")
-    add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
-    return parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
+    h.add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return h.parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     models = json.loads((args.models_dir / "models.json").read_text())["models"]
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
     workloads: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="byoc_bench_") as cwd:  # keep the repo off sys.path
-        venvs = probe_venvs(pythons, cwd, child_env())
+        venvs = h.probe_venvs(pythons, cwd, h.child_env())
         for model in models:
             t0 = time.perf_counter()
             w = bench_workload(model, args.models_dir.resolve(), pythons, args, cwd)
             workloads[model["name"]] = w
-            log(
-                f"  {model['name']:10s} dnnl {w['ours/dnnl']['per_call_ms']['median']:9.3f} ms"
-                f"  ours llvm {w['ours/llvm']['per_call_ms']['median']:9.3f} ms"
-                f"  apache llvm {w['apache/llvm']['per_call_ms']['median']:9.3f} ms"
-                f"  ({time.perf_counter() - t0:.0f}s)"
+            r = w["ratios"]["ours_dnnl_vs_apache_llvm"]
+            h.log_pair(
+                model["name"],
+                w["ours/dnnl"]["per_call_ms"]["median"],
+                w["apache/llvm"]["per_call_ms"]["median"],
+                r,
+                "ms",
+                t0,
             )
     targets = targets_of(workloads)
     body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "models_dir": str(args.models_dir),
-            "units": {"per_call": "milliseconds"},
-            "schedule": "children of the three variants interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args,
+            models_dir=str(args.models_dir),
+            units={"per_call": "milliseconds"},
+            schedule="children of the three variants interleaved, order reversed every other round",
+        ),
         "workloads": workloads,
     }
-    return finish("byoc_bench", args, t_begin, load_before, body, targets, render_markdown)
+    return h.finish("byoc_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ once by apache-tvm 0.27 for ``llvm``: ``bench_sort_1m`` (``R.sort`` of 1e6 float
 host code calls ``tvm.contrib.sort.sort`` / ``tvm.contrib.sort.topk``, so the time of
 ``vm["main"](x)`` is the contrib function's time plus a small, equal VM overhead.  Each child
 process, in one venv or the other, loads the artifact, checks the first result against numpy,
-then times blocks of calls.  Children alternate (ours, apache, then apache, ours, ...).
+then times blocks of calls.  Children h.alternate (ours, apache, then apache, ours, ...).
 
 Every model is measured with the runtime's default thread count and with ``TVM_NUM_THREADS=1``:
 apache-tvm sorts rows serially, ours spreads rows over the core's thread pool, so the single-
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -29,21 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    add_counts,
-    alternate,
-    cell,
-    child_argv,
-    child_env,
-    finish,
-    log,
-    ours_vs_apache_parser,
-    paired_median,
-    parse_counts,
-    pool,
-    probe_venvs,
-    ratio_targets,
-)
+import _harness as h
 from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.0
@@ -59,10 +44,10 @@ def bench_specs(manifest: Path) -> list[dict[str, Any]]:
 def bench_one(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
     raw = {}
     for key, runs in children.items():
-        per_call_ms, child_medians_ms = pool(runs, "per_call_ns", 1e-6)
+        per_call_ms, child_medians_ms = h.pool(runs, "per_call_ns", 1e-6)
         raw[key] = {"per_call_ms": per_call_ms, "child_medians_ms": child_medians_ms}
     return raw
 
@@ -74,59 +59,59 @@ def summarize_one(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     }
     out["ratio_ours_vs_apache"] = {
         "per_call_median": round(ratio(median(ours["per_call_ms"]), median(ref["per_call_ms"])), 4),
-        "per_call_paired_median": round(paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
+        "per_call_paired_median": round(
+            h.paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4
+        ),
     }
     return out
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| workload | threads | ours (ms/call) | apache-tvm 0.27 (ms/call) | ratio | target |",
-        "|---|---|---|---|---|---|",
+    header = ["workload", "threads", "ours (ms/call)", "apache-tvm 0.27 (ms/call)", "ratio", "target"]
+    rows = [
+        [
+            m["description"],
+            m["threads"],
+            h.cell(m["ours"]["per_call_ms"]),
+            h.cell(m["apache"]["per_call_ms"]),
+            r,
+        ]
+        for m in results["workloads"].values()
+        for r in [h.ratio_verdict(m["ratio_ours_vs_apache"]["per_call_median"], RATIO_LIMIT)]
     ]
-
-    for m in results["workloads"].values():
-        r = m["ratio_ours_vs_apache"]["per_call_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {m['description']} | {m['threads']} | {cell(m['ours']['per_call_ms'])} | "
-            f"{cell(m['apache']['per_call_ms'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    cfg = results["config"]
+    note = (
         f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls "
-        f"per variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs. "
+        f"per variant, interleaved; {h.machine_note(results)}. "
         'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
-        "`tvm.contrib.sort.*`; input already on the CPU.",
-    ]
-    return "\n".join(lines) + "\n"
+        "`tvm.contrib.sort.*`; input already on the CPU."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
+    p = h.ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
     p.add_argument("--manifest", type=Path, default=MANIFEST)
     p.add_argument(
         "--threads",
         default="default,1",
         help="comma-separated TVM_NUM_THREADS settings ('default' = unset); default 'default,1'",
     )
-    add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
-    return parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
+    h.add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return h.parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     specs = bench_specs(args.manifest)
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
     workloads: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="extra_bench_") as cwd:  # keep the repo off sys.path
-        venvs = probe_venvs(pythons, cwd, child_env())
+        venvs = h.probe_venvs(pythons, cwd, h.child_env())
         for threads in args.threads.split(","):
-            env = child_env({} if threads == "default" else {"TVM_NUM_THREADS": threads})
+            env = h.child_env({} if threads == "default" else {"TVM_NUM_THREADS": threads})
             for spec in specs:
                 spec = dict(
                     spec, task="contrib_sort", blocks=args.blocks, iters=args.iters, warmup=args.warmup
@@ -141,31 +126,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
                 raw_all[label] = raw
                 m = workloads[label]
-                log(
-                    f"  {label:22s} ours {m['ours']['per_call_ms']['median']:9.3f} ms"
-                    f"  apache {m['apache']['per_call_ms']['median']:9.3f} ms"
-                    f"  ratio {m['ratio_ours_vs_apache']['per_call_median']:.3f}"
-                    f"  ({time.perf_counter() - t0:.0f}s)"
+                r = m["ratio_ours_vs_apache"]["per_call_median"]
+                h.log_pair(
+                    label,
+                    m["ours"]["per_call_ms"]["median"],
+                    m["apache"]["per_call_ms"]["median"],
+                    r,
+                    "ms",
+                    t0,
                 )
-    targets = ratio_targets(
+    targets = h.ratio_targets(
         workloads, "sort_time", "workload", "x apache-tvm (median ms per vm['main'] call)", RATIO_LIMIT
     )
     body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "threads": args.threads,
-            "manifest": str(args.manifest),
-            "units": {"per_call": "milliseconds"},
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args, threads=args.threads, manifest=str(args.manifest), units={"per_call": "milliseconds"}
+        ),
         "workloads": workloads,
         "raw": raw_all,
     }
-    return finish("extra_bench", args, t_begin, load_before, body, targets, render_markdown)
+    return h.finish("extra_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -22,26 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    add_counts,
-    alternate,
-    cell,
-    child_argv,
-    child_env,
-    finish,
-    log,
-    ours_vs_apache_parser,
-    parse_counts,
-    probe_venvs,
-)
+import _harness as h
 from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.0
@@ -52,39 +39,37 @@ SERIES = {"prefill_ms": "prefill (ms)", "decode_ms_per_token": "decode (ms/token
 
 
 def bench(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]):
-    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
     return {key: {s: [v for run in runs for v in run[s]] for s in SERIES} for key, runs in children.items()}
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| measurement | ours | apache-tvm 0.27 | ratio | target |",
-        "|---|---|---|---|---|",
+    rows = [
+        [
+            label,
+            h.cell(m["ours"]),
+            h.cell(m["apache"]),
+            h.ratio_verdict(m["ratio_ours_vs_apache"], RATIO_LIMIT),
+        ]
+        for s, label in SERIES.items()
+        for m in [results["series"][s]]
     ]
-    for s, label in SERIES.items():
-        m = results["series"][s]
-        r = m["ratio_ours_vs_apache"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {label} | {cell(m['ours'])} | {cell(m['apache'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    cfg = results["config"]
+    note = (
         f"median (p10-p90) of {cfg['rounds']} children x {cfg['reps']} requests per variant, "
         f"interleaved; prompt {cfg['prompt']} tokens, {cfg['decode']} decode steps per request; "
-        f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"{h.machine_note(results)}."
+    )
+    return h.markdown_table(["measurement", "ours", "apache-tvm 0.27", "ratio", "target"], rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "llm_bench")
+    p = h.ours_vs_apache_parser(__doc__, "llm_bench")
     p.add_argument("--prompt", type=int, default=48, help="prompt tokens (default 48)")
     p.add_argument("--decode", type=int, default=32, help="decode steps per request (default 32)")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    add_counts(p, unit="requests", rounds=6, reps=30, warmup=5)
-    args = parse_counts(p, argv, rounds=1, reps=3, warmup=1)
+    h.add_counts(p, unit="requests", rounds=6, reps=30, warmup=5)
+    args = h.parse_counts(p, argv, rounds=1, reps=3, warmup=1)
     if min(args.prompt, args.decode) < 1:
         p.error("counts must be positive")
     return args
@@ -92,8 +77,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     meta = json.loads((LLM / "tiny_llama.json").read_text())
     cfg = meta["config"]
     if args.prompt > cfg["prefill_chunk_size"] or args.prompt + args.decode > cfg["max_total_seq_len"]:
@@ -110,9 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "warmup": args.warmup,
     }
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
+    env = h.child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
     with tempfile.TemporaryDirectory(prefix="llm_bench_") as cwd:  # keep the repo off sys.path
-        venvs = probe_venvs(pythons, cwd, env)
+        venvs = h.probe_venvs(pythons, cwd, env)
         raw = bench(spec, pythons, args.rounds, cwd, env)
     series: dict[str, Any] = {}
     targets = []
@@ -130,23 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pass": r <= RATIO_LIMIT,
             }
         )
-        log(f"  {SERIES[s]:18s} ours {ours.median:8.3f}  apache {ref.median:8.3f}  ratio {r:.3f}")
+        h.log(f"  {SERIES[s]:18s} ours {ours.median:8.3f}  apache {ref.median:8.3f}  ratio {r:.3f}")
     body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "reps": args.reps,
-            "warmup": args.warmup,
-            "prompt": args.prompt,
-            "decode": args.decode,
-            "num_threads": args.num_threads,
-            "units": "milliseconds",
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args, prompt=args.prompt, decode=args.decode, num_threads=args.num_threads, units="milliseconds"
+        ),
         "series": series,
         "raw": raw,
     }
-    return finish("llm_bench", args, t_begin, load_before, body, targets, render_markdown)
+    return h.finish("llm_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

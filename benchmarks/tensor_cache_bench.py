@@ -16,7 +16,6 @@ the two venvs are interleaved (ours, apache, then apache, ours, ...). Target: me
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -24,21 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    alternate,
-    cell,
-    child_argv,
-    child_env,
-    finish,
-    log,
-    ours_vs_apache_parser,
-    paired_median,
-    pool,
-    probe_venvs,
-    quick_counts,
-    ratio_targets,
-    run_task,
-)
+import _harness as h
 from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.0
@@ -47,14 +32,14 @@ MATRIX = (1024, 1024)  # 4 MB of float32 per weight
 
 def write_cache(apache_python: str, directory: Path, count: int, fmt: str, cwd: str, env: dict) -> None:
     spec = {"task": "write_tensor_cache", "dir": str(directory), "count": count, "shape": list(MATRIX)}
-    run_task(apache_python, {**spec, "format": fmt}, cwd, env)
+    h.run_task(apache_python, {**spec, "format": fmt}, cwd, env)
 
 
 def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict) -> dict:
-    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
     raw: dict[str, dict[str, list[float]]] = {}
     for key, runs in children.items():
-        load_ms, child_medians_ms = pool(runs, "load_ms")
+        load_ms, child_medians_ms = h.pool(runs, "load_ms")
         raw[key] = {"load_ms": load_ms, "child_medians_ms": child_medians_ms}
     if children["ours"][-1]["checksum"] != children["apache"][-1]["checksum"]:
         raise SystemExit(f"WRONG RESULT: the two runtimes loaded different weights from {spec['dir']}")
@@ -66,7 +51,7 @@ def summarize_cache(raw: dict[str, dict[str, list[float]]], megabytes: float) ->
     out: dict[str, Any] = {key: {k: summarize(v).to_dict(3) for k, v in r.items()} for key, r in raw.items()}
     out["ratio_ours_vs_apache"] = {
         "per_load_median": round(ratio(median(ours["load_ms"]), median(ref["load_ms"])), 4),
-        "paired_child_median": round(paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
+        "paired_child_median": round(h.paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
     }
     out["ours_gb_per_s"] = round(megabytes / 1e3 / (median(ours["load_ms"]) / 1e3), 3)
     out["apache_gb_per_s"] = round(megabytes / 1e3 / (median(ref["load_ms"]) / 1e3), 3)
@@ -74,51 +59,48 @@ def summarize_cache(raw: dict[str, dict[str, list[float]]], megabytes: float) ->
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| encoding | float32 weights | load, ours (ms) | apache-tvm 0.27 (ms) | ratio | target |",
-        "|---|---|---|---|---|---|",
+    header = ["encoding", "float32 weights", "load, ours (ms)", "apache-tvm 0.27 (ms)", "ratio", "target"]
+    cfg = results["config"]
+    rows = [
+        [
+            fmt,
+            f"{cfg['megabytes']:.0f} MB",
+            h.cell(c["ours"]["load_ms"], 1),
+            h.cell(c["apache"]["load_ms"], 1),
+            r,
+        ]
+        for fmt, c in results["caches"].items()
+        for r in [h.ratio_verdict(c["ratio_ours_vs_apache"]["per_load_median"], RATIO_LIMIT)]
     ]
-
-    for fmt, c in results["caches"].items():
-        r = c["ratio_ours_vs_apache"]["per_load_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {fmt} | {results['config']['megabytes']:.0f} MB | {cell(c['ours']['load_ms'], 1)} | "
-            f"{cell(c['apache']['load_ms'], 1)} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    note = (
         f"`vm.builtin.tensor_cache.load` onto the CPU, median (p10-p90) of {cfg['rounds']} children x "
         f"{cfg['loads']} loads per runtime, interleaved; cache written by apache-tvm 0.27's "
-        f"dump_tensor_cache (32 MB shards), files in the page cache; "
-        f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"dump_tensor_cache (32 MB shards), files in the page cache; {h.machine_note(results)}."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "tensor_cache_bench")
+    p = h.ours_vs_apache_parser(__doc__, "tensor_cache_bench")
     p.add_argument("--mb", type=int, default=256, help="float32 megabytes of weights (multiple of 4)")
     p.add_argument("--rounds", type=int, default=4, help="children per runtime and encoding")
     p.add_argument("--loads", type=int, default=5, help="timed loads per child")
     args = p.parse_args(argv)
-    quick_counts(args, mb=16, rounds=1, loads=2)
+    h.quick_counts(args, mb=16, rounds=1, loads=2)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env()
+    env = h.child_env()
     count = max(1, args.mb // 4)
     megabytes = count * MATRIX[0] * MATRIX[1] * 4 / 1e6
     caches: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tensor_cache_bench_") as cwd:
-        venvs = probe_venvs(pythons, cwd, env)
+        venvs = h.probe_venvs(pythons, cwd, env)
         for fmt in ("raw", "f32-to-bf16"):
             directory = Path(cwd) / fmt
             write_cache(args.apache_python, directory, count, fmt, cwd, env)
@@ -133,13 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             caches[fmt] = summarize_cache(raw, megabytes)
             raw_all[fmt] = raw
             c = caches[fmt]
-            log(
-                f"  {fmt:12s} ours {c['ours']['load_ms']['median']:8.1f} ms"
-                f"  apache {c['apache']['load_ms']['median']:8.1f} ms"
-                f"  ratio {c['ratio_ours_vs_apache']['per_load_median']:.3f}"
-                f"  ({time.perf_counter() - t0:.0f}s)"
-            )
-    targets = ratio_targets(
+            r = c["ratio_ours_vs_apache"]["per_load_median"]
+            h.log_pair(fmt, c["ours"]["load_ms"]["median"], c["apache"]["load_ms"]["median"], r, "ms", t0)
+    targets = h.ratio_targets(
         caches,
         "tensor_cache_load",
         "encoding",
@@ -153,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "caches": caches,
         "raw": raw_all,
     }
-    return finish("tensor_cache_bench", args, t_begin, load_before, body, targets, render_markdown)
+    return h.finish("tensor_cache_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

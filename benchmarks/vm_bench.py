@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,21 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    add_counts,
-    alternate,
-    cell,
-    child_argv,
-    child_env,
-    finish,
-    log,
-    ours_vs_apache_parser,
-    paired_median,
-    parse_counts,
-    pool,
-    probe_venvs,
-    ratio_targets,
-)
+import _harness as h
 from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.05
@@ -81,10 +66,10 @@ def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
 def bench_model(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    children = alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
     raw = {}
     for key, runs in children.items():
-        per_call_us, child_medians_us = pool(runs, "per_call_ns", 1e-3)
+        per_call_us, child_medians_us = h.pool(runs, "per_call_ns", 1e-3)
         raw[key] = {
             "per_call_us": per_call_us,
             "child_medians_us": child_medians_us,
@@ -108,90 +93,91 @@ def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         "per_call_p10": round(
             ratio(summarize(ours["per_call_us"]).p10, summarize(ref["per_call_us"]).p10), 4
         ),
-        "per_call_paired_median": round(paired_median(ours["child_medians_us"], ref["child_medians_us"]), 4),
+        "per_call_paired_median": round(
+            h.paired_median(ours["child_medians_us"], ref["child_medians_us"]), 4
+        ),
         "cold_median": round(ratio(median(ours["cold_ms"]), median(ref["cold_ms"])), 4),
     }
     return out
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| model | ours (us/call) | apache-tvm 0.27 (us/call) | ratio | target | cold: ours / apache (ms) |",
-        "|---|---|---|---|---|---|",
+    header = [
+        "model",
+        "ours (us/call)",
+        "apache-tvm 0.27 (us/call)",
+        "ratio",
+        "target",
+        "cold: ours / apache (ms)",
     ]
-
-    for label, m in results["models"].items():
-        r = m["ratio_ours_vs_apache"]["per_call_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {label} | {cell(m['ours']['per_call_us'], 2)} | {cell(m['apache']['per_call_us'], 2)} | "
-            f"{r:.3f}x | <= {RATIO_LIMIT}x {verdict} | "
-            f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    rows = [
+        f"| {label} | {h.cell(m['ours']['per_call_us'], 2)} | {h.cell(m['apache']['per_call_us'], 2)} | "
+        f"{h.ratio_verdict(m['ratio_ours_vs_apache']['per_call_median'], RATIO_LIMIT)} | "
+        f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
+        for label, m in results["models"].items()
+    ]
+    cfg = results["config"]
+    note = (
         f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} "
-        f"calls per variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs. "
+        f"calls per variant, interleaved; {h.machine_note(results)}. "
         'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
-        "VirtualMachine + first call.",
-    ]
-    return "\n".join(lines) + "\n"
+        "VirtualMachine + first call."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "vm_bench")
+    p = h.ours_vs_apache_parser(__doc__, "vm_bench")
     p.add_argument("--manifest", type=Path, default=REPO / "tests" / "artifacts" / "manifest.json")
     p.add_argument("--models", default="mlp,mlp_dyn,convnet", help="comma-separated case names")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    add_counts(p, rounds=8, blocks=15, iters=2000, warmup=2000)
-    return parse_counts(p, argv, rounds=1, blocks=3, iters=200, warmup=50)
+    h.add_counts(p, rounds=8, blocks=15, iters=2000, warmup=2000)
+    return h.parse_counts(p, argv, rounds=1, blocks=3, iters=200, warmup=50)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     specs = model_specs(args.manifest, args.models.split(","))
     if not specs:
         raise SystemExit(f"no CPU vm cases named {args.models} in {args.manifest}")
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
+    env = h.child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
     models: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="vm_bench_") as cwd:  # keep the repo off sys.path
-        venvs = probe_venvs(pythons, cwd, env)
+        venvs = h.probe_venvs(pythons, cwd, env)
         for spec in specs:
             spec = dict(spec, task="vm_call", blocks=args.blocks, iters=args.iters, warmup=args.warmup)
             t0 = time.perf_counter()
             raw = bench_model(spec, pythons, args.rounds, cwd, env)
             models[spec["label"]] = summarize_model(raw)
             raw_all[spec["label"]] = raw
-            r = models[spec["label"]]["ratio_ours_vs_apache"]["per_call_median"]
-            log(
-                f"  {spec['label']:16s} ours {models[spec['label']]['ours']['per_call_us']['median']:8.2f} us"
-                f"  apache {models[spec['label']]['apache']['per_call_us']['median']:8.2f} us"
-                f"  ratio {r:.3f}  ({time.perf_counter() - t0:.0f}s)"
+            m = models[spec["label"]]
+            r = m["ratio_ours_vs_apache"]["per_call_median"]
+            h.log_pair(
+                spec["label"],
+                m["ours"]["per_call_us"]["median"],
+                m["apache"]["per_call_us"]["median"],
+                r,
+                "us",
+                t0,
             )
-    targets = ratio_targets(
+    targets = h.ratio_targets(
         models, "call_latency", "model", "x apache-tvm (median us per vm['main'] call)", RATIO_LIMIT
     )
     body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "num_threads": args.num_threads,
-            "manifest": str(args.manifest),
-            "units": {"per_call": "microseconds", "cold": "milliseconds"},
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args,
+            num_threads=args.num_threads,
+            manifest=str(args.manifest),
+            units={"per_call": "microseconds", "cold": "milliseconds"},
+        ),
         "models": models,
         "raw": raw_all,
     }
-    return finish("vm_bench", args, t_begin, load_before, body, targets, render_markdown)
+    return h.finish("vm_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":
