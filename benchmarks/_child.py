@@ -55,6 +55,17 @@ def calls_per_block(loop: Callable[[range], Any], iters: int, key: str = "per_ca
     return block
 
 
+# create_tir_paged_kv_cache's sizes, read from a model's config: batch, total length, chunk, page.
+KV_CACHE_SIZES = ("max_batch_size", "max_total_seq_len", "prefill_chunk_size", "page_size")
+
+
+def paged_kv_cache(create: Callable, cfg: dict[str, Any], shape: Callable) -> Any:
+    """``create_tir_paged_kv_cache`` of a compiled model (``create``: the VM's or a session's
+    function; ``shape``: tvm.runtime.ShapeTuple or tvm_ffi.Shape) with the model's sizes and no
+    sliding window (used by llm_bench's child, profile_bench.py and _disco_bench_child.py)."""
+    return create(*(shape([cfg[k]]) for k in KV_CACHE_SIZES), shape([0]))
+
+
 def _allclose_or_exit(np: Any, got: Any, want: Any, rtol: float, atol: float, what: str) -> None:
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
         raise SystemExit(f"WRONG RESULT ({what}): {got!r} != {want!r}")
@@ -245,13 +256,7 @@ def llm_request(spec: dict[str, Any]) -> Workload:
     params = [tvm.runtime.tensor(data[f"param_{i}"], dev) for i in range(spec["num_params"])]
     vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), dev)
     S = tvm.runtime.ShapeTuple  # noqa: N806 (reads like the type it is)
-    cache = vm["create_tir_paged_kv_cache"](
-        S([cfg["max_batch_size"]]),
-        S([cfg["max_total_seq_len"]]),
-        S([cfg["prefill_chunk_size"]]),
-        S([cfg["page_size"]]),
-        S([0]),
-    )
+    cache = paged_kv_cache(vm["create_tir_paged_kv_cache"], cfg, S)
     g = tvm.get_global_func
     add, remove = g("vm.builtin.kv_state_add_sequence"), g("vm.builtin.kv_state_remove_sequence")
     begin, end = g("vm.builtin.kv_state_begin_forward"), g("vm.builtin.kv_state_end_forward")

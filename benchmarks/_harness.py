@@ -306,11 +306,13 @@ def ratio_targets(
     unit: str,
     limit: float,
     ratio_key: str = "per_call_median",
+    ratios: str = "ratio_ours_vs_apache",
 ) -> list[dict[str, Any]]:
-    """One target per measured item: its median ours/apache-tvm ratio must be <= ``limit``."""
+    """One target per measured item: its ratio ``m[ratios][ratio_key]`` (ours / the peer's
+    median) must be <= ``limit``."""
     targets = []
     for label, m in measured.items():
-        value = m["ratio_ours_vs_apache"][ratio_key]
+        value = m[ratios][ratio_key]
         targets.append(
             {
                 "name": name,

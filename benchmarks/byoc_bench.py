@@ -78,25 +78,6 @@ def bench_workload(
     return {"description": model["description"], **summary, "raw": raw}
 
 
-def targets_of(workloads: dict[str, Any]) -> list[dict[str, Any]]:
-    targets = []
-    for name, w in workloads.items():
-        for key in ("ours_dnnl_vs_apache_llvm",):
-            value = w["ratios"][key]
-            targets.append(
-                {
-                    "name": key,
-                    "workload": name,
-                    "measured": value,
-                    "limit": RATIO_LIMIT,
-                    "comparison": "<=",
-                    "unit": "x apache-tvm 0.27 on the llvm artifact (median ms per vm['main'] call)",
-                    "pass": value <= RATIO_LIMIT,
-                }
-            )
-    return targets
-
-
 def render_markdown(results: dict[str, Any]) -> str:
     header = [
         "workload",
@@ -153,7 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "ms",
                 t0,
             )
-    targets = targets_of(workloads)
+    key = "ours_dnnl_vs_apache_llvm"
+    unit = "x apache-tvm 0.27 on the llvm artifact (median ms per vm['main'] call)"
+    targets = h.ratio_targets(workloads, key, "workload", unit, RATIO_LIMIT, ratio_key=key, ratios="ratios")
     body = {
         "venvs": venvs,
         "config": h.counts_config(

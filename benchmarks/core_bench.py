@@ -49,11 +49,13 @@ from _harness import (
     KB_TO_MB,
     alternate,
     bench_parser,
+    cell,
     child_argv,
     child_env,
     last_line,
     log,
     machine_info,
+    markdown_table,
     paired_median,
     pool,
     probe_venv,
@@ -340,43 +342,48 @@ def _target(
     }
 
 
+# The issue's three targets: (name, where the value is, limit, unit, what it measures).
+TARGETS = (
+    (
+        "import_time",
+        ("import", "ratio_vs_floor", "inprocess_median"),
+        IMPORT_TIME_LIMIT,
+        "x floor",
+        "in-process `import tvm` median / `import tvm_ffi` median",
+    ),
+    (
+        "rss",
+        ("import", "rss_delta_vs_floor_mb"),
+        RSS_DELTA_LIMIT_MB,
+        "MB above floor",
+        "median VmRSS after `import tvm` minus that of the floor",
+    ),
+    (
+        "call_overhead",
+        ("call", "ratio_vs_apache_median"),
+        CALL_RATIO_LIMIT,
+        "x apache-tvm",
+        "median ns per tiny-kernel call / apache-tvm median",
+    ),
+)
+
+
 def compute_targets(
     imp: dict[str, Any], call: dict[str, Any], ours_keys: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Return the issue's three targets for each of our variants."""
     targets: list[dict[str, Any]] = []
     for key in ours_keys:
-        targets += [
-            _target(
-                name="import_time",
-                variant=key,
-                measured=imp[key]["ratio_vs_floor"]["inprocess_median"],
-                limit=IMPORT_TIME_LIMIT,
-                unit="x floor",
-                description="in-process `import tvm` median / `import tvm_ffi` median",
-            ),
-            _target(
-                name="rss",
-                variant=key,
-                measured=imp[key]["rss_delta_vs_floor_mb"],
-                limit=RSS_DELTA_LIMIT_MB,
-                unit="MB above floor",
-                description="median VmRSS after `import tvm` minus that of the floor",
-            ),
-            _target(
-                name="call_overhead",
-                variant=key,
-                measured=call[key]["ratio_vs_apache_median"],
-                limit=CALL_RATIO_LIMIT,
-                unit="x apache-tvm",
-                description="median ns per tiny-kernel call / apache-tvm median",
-            ),
-        ]
+        for name, (source, *path), limit, unit, description in TARGETS:
+            value = {"import": imp, "call": call}[source][key]
+            for part in path:
+                value = value[part]
+            targets.append(
+                _target(
+                    name=name, variant=key, measured=value, limit=limit, unit=unit, description=description
+                )
+            )
     return targets
-
-
-def _cell(s: dict[str, Any], nd: int) -> str:
-    return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
 
 
 def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str:
@@ -399,14 +406,14 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
     rows.append(
         [
             "import time (in-process, ms)",
-            *(_cell(imp[v.key]["series"]["inprocess_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["inprocess_ms"], 1) for v in variants),
             verdict("import_time", lambda x: f"{x:.2f}x", f"{IMPORT_TIME_LIMIT}x floor"),
         ]
     )
     rows.append(
         [
             "import time (subprocess, ms)",
-            *(_cell(imp[v.key]["series"]["subprocess_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["subprocess_ms"], 1) for v in variants),
             "info: "
             + "; ".join(
                 f"{v.label} {imp[v.key]['ratio_vs_floor']['subprocess_median']:.2f}x" for v in variants[1:]
@@ -428,21 +435,21 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
     rows.append(
         [
             "`python -c pass` (subprocess, ms)",
-            *(_cell(imp[v.key]["series"]["startup_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["startup_ms"], 1) for v in variants),
             "info: interpreter start-up",
         ]
     )
     rows.append(
         [
             "RSS (MB)",
-            *(_cell(imp[v.key]["series"]["rss_mb"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["rss_mb"], 1) for v in variants),
             verdict("rss", lambda x: f"{x:+.1f} MB", f"floor + {RSS_DELTA_LIMIT_MB:g} MB"),
         ]
     )
     rows.append(
         [
             "tiny kernel call (ns)",
-            *(_cell(call[v.key]["per_call_ns"], 0) if v.key in call else "-" for v in variants),
+            *(cell(call[v.key]["per_call_ns"], 0) if v.key in call else "-" for v in variants),
             verdict(
                 "call_overhead",
                 lambda x: f"{x:.3f}x",
@@ -450,11 +457,6 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
             ),
         ]
     )
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
     m = results["machine"]
     cfg = results["config"]
     py = results["venvs"][variants[0].key]["python_version"]
@@ -464,8 +466,7 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
         f"{cfg['call_rounds']}x{cfg['call_blocks']} blocks of {cfg['call_iters']} "
         "calls. Floor call = bare `tvm_ffi` on the same artifact."
     )
-    lines += ["", note]
-    return "\n".join(lines) + "\n"
+    return markdown_table(header, rows, note)
 
 
 # --------------------------------------------------------------- main

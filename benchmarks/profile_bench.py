@@ -34,6 +34,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _child import paged_kv_cache  # noqa: E402
 from _harness import bench_parser, host_info, log, publish  # noqa: E402
 
 ARTIFACTS = HERE.parent / "tests" / "artifacts"
@@ -118,13 +119,7 @@ def measure_decoder(quick: bool) -> dict[str, Any]:
     params = [tvm.runtime.tensor(data[f"param_{i}"], dev) for i in range(len(meta["param_names"]))]
     vm = VirtualMachine(tvm.runtime.load_module(str(llm / "tiny_llama_cpu.so")), dev)
     shape = tvm.runtime.ShapeTuple
-    cache = vm["create_tir_paged_kv_cache"](
-        shape([cfg["max_batch_size"]]),
-        shape([cfg["max_total_seq_len"]]),
-        shape([cfg["prefill_chunk_size"]]),
-        shape([cfg["page_size"]]),
-        shape([0]),
-    )
+    cache = paged_kv_cache(vm["create_tir_paged_kv_cache"], cfg, shape)
     g = tvm.get_global_func
     add, begin, end = (
         g("vm.builtin.kv_state_add_sequence"),
