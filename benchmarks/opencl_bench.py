@@ -37,15 +37,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import (  # noqa: E402
-    SUMMARY_TABLE_HEADER,
-    bench_parser,
-    host_info,
-    interleaved,
-    publish,
-    rerun_self,
-    summary_row,
-)
+import _harness as h  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts"
@@ -145,7 +137,7 @@ def run_config(artifacts: Path, quick: bool) -> dict:
     cl.enqueue_copy(queue, got, dc)
     assert np.allclose(c.numpy(), x + y) and np.allclose(got, x + y)
 
-    tiny = interleaved(
+    tiny = h.interleaved(
         {
             "ours: f(a,b,c); dev.sync()": ours,
             "pyopencl: knl(queue,...); queue.finish()": pyopencl_call,
@@ -188,7 +180,7 @@ def run_config(artifacts: Path, quick: bool) -> dict:
     assert np.allclose(t_c.numpy(), a_mat @ b_mat, atol=1e-4) and np.allclose(
         c_host, a_mat @ b_mat, atol=1e-4
     )
-    matmul = interleaved(
+    matmul = h.interleaved(
         {"ours: matmul(A,B,C); dev.sync()": ours_mm, "pyopencl: knl(...); finish()": pyopencl_mm},
         rounds=max(100 // scale, 2),
         block=10,
@@ -229,11 +221,11 @@ def table(results: dict) -> str:
     for config, res in results["configs"].items():
         env = res["env"]
         lines.append(f"\n## PoCL `{config}` device: {env['device']} ({env['driver_version']})\n")
-        lines.extend(SUMMARY_TABLE_HEADER)
+        lines.extend(h.SUMMARY_TABLE_HEADER)
         for group in ("tiny", "matmul"):
             for label, s in res[group].items():
                 prefix = "tiny_add launch+finish" if group == "tiny" else "matmul 64x32x48"
-                lines.append(summary_row(f"{prefix}, {label}", s))
+                lines.append(h.summary_row(f"{prefix}, {label}", s))
         r, g = res["ratios"], res["matmul_gflops_at_median"]
         lines.append("")
         lines.append(
@@ -247,7 +239,7 @@ def table(results: dict) -> str:
 
 
 def main() -> int:
-    ap = bench_parser(__doc__, "opencl_bench")
+    ap = h.bench_parser(__doc__, "opencl_bench")
     ap.add_argument("--artifacts", type=Path, default=DEFAULT_ARTIFACTS)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -263,13 +255,13 @@ def main() -> int:
         env.pop("POCL_DEVICES", None)
         env.update(extra_env)
         flags = ["--artifacts", str(args.artifacts), *["--quick"] * args.quick]
-        configs[config] = summarize_config(rerun_self(__file__, flags, env))
+        configs[config] = summarize_config(h.rerun_self(__file__, flags, env))
     results = {
         "benchmark": "tvm-runtime-opencl vs pyopencl",
-        "env": host_info(np.__version__),
+        "env": h.host_info(np.__version__),
         "configs": configs,
     }
-    publish(results, args.out, args.markdown, table(results))
+    h.publish(results, args.out, args.markdown, table(results))
     return 0
 
 

@@ -29,15 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import (  # noqa: E402
-    SUMMARY_TABLE_HEADER,
-    bench_parser,
-    host_info,
-    interleaved,
-    publish,
-    rerun_self,
-    summary_row,
-)
+import _harness as h  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 from vulkan_bench import lavapipe_env  # noqa: E402
 
@@ -171,7 +163,7 @@ def run(quick: bool, any_device: bool) -> dict:
         assert np.allclose(got_ours(), expected, rtol=1e-4, atol=1e-4), name
         assert np.allclose(got_peer(), expected, rtol=1e-4, atol=1e-4), name
 
-    latency = interleaved(impls, rounds=max(20 // q, 3), block=50, warmup=200 // q)
+    latency = h.interleaved(impls, rounds=max(20 // q, 3), block=50, warmup=200 // q)
 
     batch = 100
     ours_tiny, t4, pl, bg = tiny
@@ -185,7 +177,7 @@ def run(quick: bool, any_device: bool) -> dict:
         peer.dispatch(pl, bg, (1, 1, 1), count=batch)
         peer.poll()
 
-    batched = interleaved(
+    batched = h.interleaved(
         {
             f"ours webgpu: {batch} x tiny_add via host function, one dev.sync()": ours_batch,
             f"wgpu: {batch} tiny_add passes in one encoder, one submit + poll": wgpu_batch,
@@ -233,17 +225,17 @@ def table(res: dict) -> str:
     lines = [
         f"\n## {res['env']['device']} (wgpu-native {res['env']['wgpu_native']}, wgpu {res['env']['wgpu']})\n"
     ]
-    lines.extend(SUMMARY_TABLE_HEADER)
+    lines.extend(h.SUMMARY_TABLE_HEADER)
     for group, unit in (("latency", ""), ("batched", " (per dispatch)")):
         for label, s in res[group].items():
-            lines.append(summary_row(f"{label}{unit}", s))
+            lines.append(h.summary_row(f"{label}{unit}", s))
     lines.append("")
     lines.extend(f"- {name}: **{r:.3f}**" for name, r in res["ratios"].items())
     return "\n".join(lines)
 
 
 def main() -> int:
-    ap = bench_parser(__doc__, "webgpu_bench")
+    ap = h.bench_parser(__doc__, "webgpu_bench")
     ap.add_argument("--any-device", action="store_true", help="do not insist on lavapipe")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -252,16 +244,16 @@ def main() -> int:
         return 0
     env = lavapipe_env()  # lavapipe for every side, as in vulkan_bench.py
     env.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
-    raw = rerun_self(__file__, [*["--quick"] * args.quick, *["--any-device"] * args.any_device], env)
+    raw = h.rerun_self(__file__, [*["--quick"] * args.quick, *["--any-device"] * args.any_device], env)
     import numpy as np
 
     res = summarize_run(raw)
     results = {
         "benchmark": "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan",
-        "env": host_info(np.__version__),
+        "env": h.host_info(np.__version__),
         "run": res,
     }
-    publish(results, args.out, args.markdown, table(res))
+    h.publish(results, args.out, args.markdown, table(res))
     return 0
 
 
