@@ -233,6 +233,14 @@ def paired_median(xs: Sequence[float], refs: Sequence[float]) -> float:
 # ---------------------------------------------------------------------------- in-process timing
 
 
+def report(
+    args: argparse.Namespace, benchmark: str, numpy_version: str, body: dict[str, Any], text: str
+) -> int:
+    """Results of a benchmark run in the venv under test: what it is, the host, ``body``."""
+    publish({"benchmark": benchmark, "env": host_info(numpy_version), **body}, args.out, args.markdown, text)
+    return 0
+
+
 def rerun_self(script: str, flags: Sequence[str], env: dict[str, str]) -> Any:
     """Run ``script`` again in a fresh interpreter with ``--child`` and ``flags`` (a device
     configuration that a driver reads once per process) and return the JSON it prints; its
@@ -382,10 +390,11 @@ def counts_config(args: argparse.Namespace, **more: Any) -> dict[str, Any]:
     return {**counts, "schedule": ALTERNATION, **more}
 
 
-def log_pair(label: str, ours: float, apache: float, r: float, unit: str, since: float) -> None:
-    """One progress line: both medians, their ratio and the seconds the item took."""
+def log_pair(label: str, ours: dict[str, Any], peer: dict[str, Any], unit: str, since: float) -> None:
+    """One progress line: the medians of two summaries, their ratio and the seconds it took."""
     took = time.perf_counter() - since
-    log(f"  {label:22s} ours {ours:9.3f} {unit}  apache {apache:9.3f} {unit}  ratio {r:.3f}  ({took:.0f}s)")
+    medians = f"ours {ours['median']:9.3f} {unit}  peer {peer['median']:9.3f} {unit}"
+    log(f"  {label:22s} {medians}  ratio {ratio(ours['median'], peer['median']):.3f}  ({took:.0f}s)")
 
 
 def finish(

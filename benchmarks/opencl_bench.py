@@ -256,13 +256,8 @@ def main() -> int:
         env.update(extra_env)
         flags = ["--artifacts", str(args.artifacts), *["--quick"] * args.quick]
         configs[config] = summarize_config(h.rerun_self(__file__, flags, env))
-    results = {
-        "benchmark": "tvm-runtime-opencl vs pyopencl",
-        "env": h.host_info(np.__version__),
-        "configs": configs,
-    }
-    h.publish(results, args.out, args.markdown, table(results))
-    return 0
+    body = {"configs": configs}
+    return h.report(args, "tvm-runtime-opencl vs pyopencl", np.__version__, body, table(body))
 
 
 if __name__ == "__main__":

@@ -248,13 +248,8 @@ def main() -> int:
     import numpy as np
 
     res = summarize_run(raw)
-    results = {
-        "benchmark": "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan",
-        "env": h.host_info(np.__version__),
-        "run": res,
-    }
-    h.publish(results, args.out, args.markdown, table(res))
-    return 0
+    what = "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan"
+    return h.report(args, what, np.__version__, {"run": res}, table(res))
 
 
 if __name__ == "__main__":
