@@ -366,8 +366,20 @@ def machine_note(results: dict[str, Any]) -> str:
     return f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs"
 
 
-def markdown_table(header: Sequence[str], rows: Iterable[str | Sequence[str]], note: str) -> str:
-    """A markdown table (a row is its cells, or a string of ready cells) and a note under it."""
+def blocks_note(results: dict[str, Any]) -> str:
+    """The start of a table's note: how many children, blocks and calls each median is, and where."""
+    cfg = results["config"]
+    return (
+        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls per "
+        f"variant, interleaved; {machine_note(results)}"
+    )
+
+
+def markdown_table(header: str | Sequence[str], rows: Iterable[str | Sequence[str]], note: str) -> str:
+    """A markdown table (``header`` its cells or "a | b | c"; a row its cells or a string of ready
+    cells) and a note under it."""
+    if isinstance(header, str):
+        header = header.split(" | ")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += [row if isinstance(row, str) else "| " + " | ".join(row) + " |" for row in rows]
     return "\n".join([*lines, "", note]) + "\n"

@@ -79,14 +79,10 @@ def bench_workload(
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    header = [
-        "workload",
-        "ours, dnnl_json (ms)",
-        "ours, llvm (ms)",
-        "apache-tvm 0.27, llvm (ms)",
-        "dnnl vs apache llvm",
-        "ours llvm vs apache llvm",
-    ]
+    header = (
+        "workload | ours, dnnl_json (ms) | ours, llvm (ms) | apache-tvm 0.27, llvm (ms) "
+        "| dnnl vs apache llvm | ours llvm vs apache llvm"
+    )
     rows = [
         [
             w["description"],
@@ -96,10 +92,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         ]
         for w in results["workloads"].values()
     ]
-    cfg = results["config"]
     note = (
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls per "
-        f"variant, interleaved; {h.machine_note(results)}; "
+        f"{h.blocks_note(results)}; "
         "apache-tvm's PyPI runtime cannot run the dnnl_json artifact (no DNNL in its build). "
         f"All targets pass: {results['all_targets_pass']}."
     )

@@ -484,30 +484,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--artifact", type=Path, default=Path("tests/artifacts/cpu/tiny_add.so"))
     p.add_argument("--npz", type=Path, default=Path("tests/artifacts/cpu/tiny_add.npz"))
     p.add_argument(
-        "--manifest",
-        type=Path,
-        help="artifact manifest (default: manifest.json next to the artifact's folder)",
+        "--manifest", type=Path, help="artifact manifest (default: manifest.json beside its folder)"
     )
     p.add_argument("--runs", type=int, default=30, help="import runs per variant (default 30)")
     p.add_argument("--warmup-runs", type=int, default=2, help="discarded import rounds (default 2)")
     p.add_argument(
-        "--call-rounds",
-        type=int,
-        default=8,
-        help="call-benchmark children per variant (default 8)",
+        "--call-rounds", type=int, default=8, help="call-benchmark children per variant (default 8)"
     )
-    p.add_argument(
-        "--call-blocks",
-        type=int,
-        default=20,
-        help="timed blocks per child (default 20)",
-    )
+    p.add_argument("--call-blocks", type=int, default=20, help="timed blocks per child (default 20)")
     p.add_argument("--call-iters", type=int, default=20000, help="calls per block (default 20000)")
     p.add_argument(
-        "--call-warmup",
-        type=int,
-        default=20000,
-        help="untimed calls before timing (default 20000)",
+        "--call-warmup", type=int, default=20000, help="untimed calls before timing (default 20000)"
     )
     p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
     args = p.parse_args(argv)

@@ -67,7 +67,7 @@ def summarize_one(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    header = ["workload", "threads", "ours (ms/call)", "apache-tvm 0.27 (ms/call)", "ratio", "target"]
+    header = "workload | threads | ours (ms/call) | apache-tvm 0.27 (ms/call) | ratio | target"
     rows = [
         [
             m["description"],
@@ -79,10 +79,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         for m in results["workloads"].values()
         for r in [h.ratio_verdict(m["ratio_ours_vs_apache"]["per_call_median"], RATIO_LIMIT)]
     ]
-    cfg = results["config"]
     note = (
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls "
-        f"per variant, interleaved; {h.machine_note(results)}. "
+        f"{h.blocks_note(results)}. "
         'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
         "`tvm.contrib.sort.*`; input already on the CPU."
     )

@@ -102,24 +102,15 @@ def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    header = [
-        "model",
-        "ours (us/call)",
-        "apache-tvm 0.27 (us/call)",
-        "ratio",
-        "target",
-        "cold: ours / apache (ms)",
-    ]
+    header = "model | ours (us/call) | apache-tvm 0.27 (us/call) | ratio | target | cold: ours / apache (ms)"
     rows = [
         f"| {label} | {h.cell(m['ours']['per_call_us'], 2)} | {h.cell(m['apache']['per_call_us'], 2)} | "
         f"{h.ratio_verdict(m['ratio_ours_vs_apache']['per_call_median'], RATIO_LIMIT)} | "
         f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
         for label, m in results["models"].items()
     ]
-    cfg = results["config"]
     note = (
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} "
-        f"calls per variant, interleaved; {h.machine_note(results)}. "
+        f"{h.blocks_note(results)}. "
         'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
         "VirtualMachine + first call."
     )
