@@ -223,6 +223,20 @@ def pool(children: Sequence[dict[str, Any]], key: str, scale: float = 1.0) -> tu
     return samples, medians
 
 
+def per_call(children: Sequence[dict[str, Any]], unit: str) -> dict[str, list[float]]:
+    """The children's ``per_call_ns`` pooled in ``unit`` (ns, us or ms): ``per_call_<unit>`` and
+    each child's median, ``child_medians_<unit>``."""
+    samples, medians = pool(children, "per_call_ns", {"ns": 1.0, "us": 1e-3, "ms": 1e-6}[unit])
+    return {f"per_call_{unit}": samples, f"child_medians_{unit}": medians}
+
+
+def alternate_spec(
+    pythons: dict[str, str], spec: dict[str, Any], rounds: int, cwd: str, env: dict[str, str]
+) -> dict[str, list[Any]]:
+    """`alternate` of _child.py running the same ``spec`` in every venv (key -> its python)."""
+    return alternate({key: child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+
+
 def paired_median(xs: Sequence[float], refs: Sequence[float]) -> float:
     """Median of per-round ratios ``xs[i] / refs[i]`` (the same alternation round)."""
     if len(xs) != len(refs):

@@ -57,10 +57,8 @@ def bench_workload(
     }
     raw = {}
     for key, runs in h.alternate(variants, args.rounds, cwd, h.child_env()).items():
-        per_call_ms, child_medians_ms = h.pool(runs, "per_call_ns", 1e-6)
         raw[key] = {
-            "per_call_ms": per_call_ms,
-            "child_medians_ms": child_medians_ms,
+            **h.per_call(runs, "ms"),
             "max_abs_error": max(run["max_abs_error"] for run in runs),
         }
     summary: dict[str, Any] = {

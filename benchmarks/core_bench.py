@@ -57,7 +57,7 @@ from _harness import (
     machine_info,
     markdown_table,
     paired_median,
-    pool,
+    per_call,
     probe_venv,
     publish,
     quick_counts,
@@ -281,10 +281,8 @@ def bench_call(
     log(f"  call: {rounds} rounds, {time.perf_counter() - t_start:.0f}s")
     raw: dict[str, dict[str, Any]] = {}
     for key, runs in children.items():
-        per_call_ns, child_medians_ns = pool(runs, "per_call_ns")
         raw[key] = {
-            "per_call_ns": per_call_ns,
-            "child_medians_ns": child_medians_ns,
+            **per_call(runs, "ns"),
             "loop_ns": [run["loop_ns"] for run in runs],
         }
     return raw

@@ -34,6 +34,10 @@ from _stats import median, ratio, summarize
 RATIO_LIMIT = 1.0
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "tests" / "artifacts" / "contrib" / "manifest.json"
+CALL_NOTE = (
+    'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
+    "`tvm.contrib.sort.*`; input already on the CPU."
+)
 
 
 def bench_specs(manifest: Path) -> list[dict[str, Any]]:
@@ -44,12 +48,8 @@ def bench_specs(manifest: Path) -> list[dict[str, Any]]:
 def bench_one(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
-    raw = {}
-    for key, runs in children.items():
-        per_call_ms, child_medians_ms = h.pool(runs, "per_call_ns", 1e-6)
-        raw[key] = {"per_call_ms": per_call_ms, "child_medians_ms": child_medians_ms}
-    return raw
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
+    return {key: h.per_call(runs, "ms") for key, runs in children.items()}
 
 
 def summarize_one(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
@@ -79,12 +79,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         for m in results["workloads"].values()
         for r in [h.ratio_verdict(m["ratio_ours_vs_apache"]["per_call_median"], RATIO_LIMIT)]
     ]
-    note = (
-        f"{h.blocks_note(results)}. "
-        'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
-        "`tvm.contrib.sort.*`; input already on the CPU."
-    )
-    return h.markdown_table(header, rows, note)
+    return h.markdown_table(header, rows, f"{h.blocks_note(results)}. {CALL_NOTE}")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

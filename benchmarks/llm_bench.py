@@ -39,7 +39,7 @@ SERIES = {"prefill_ms": "prefill (ms)", "decode_ms_per_token": "decode (ms/token
 
 
 def bench(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]):
-    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
     return {key: {s: [v for run in runs for v in run[s]] for s in SERIES} for key, runs in children.items()}
 
 

@@ -36,7 +36,7 @@ def write_cache(apache_python: str, directory: Path, count: int, fmt: str, cwd: 
 
 
 def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict) -> dict:
-    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
     raw: dict[str, dict[str, list[float]]] = {}
     for key, runs in children.items():
         load_ms, child_medians_ms = h.pool(runs, "load_ms")

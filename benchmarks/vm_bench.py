@@ -36,6 +36,10 @@ from _stats import median, ratio, summarize
 
 RATIO_LIMIT = 1.05
 REPO = Path(__file__).resolve().parent.parent
+CALL_NOTE = (
+    'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
+    "VirtualMachine + first call."
+)
 
 
 def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
@@ -66,13 +70,11 @@ def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
 def bench_model(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    children = h.alternate({key: h.child_argv(py, spec) for key, py in pythons.items()}, rounds, cwd, env)
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
     raw = {}
     for key, runs in children.items():
-        per_call_us, child_medians_us = h.pool(runs, "per_call_ns", 1e-3)
         raw[key] = {
-            "per_call_us": per_call_us,
-            "child_medians_us": child_medians_us,
+            **h.per_call(runs, "us"),
             "cold_ms": [run["cold_ms"] for run in runs],
         }
     return raw
@@ -109,12 +111,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
         for label, m in results["models"].items()
     ]
-    note = (
-        f"{h.blocks_note(results)}. "
-        'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
-        "VirtualMachine + first call."
-    )
-    return h.markdown_table(header, rows, note)
+    return h.markdown_table(header, rows, f"{h.blocks_note(results)}. {CALL_NOTE}")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
