@@ -395,7 +395,8 @@ def sanitize(session: nox.Session) -> None:
 
     Writes results/sanitize.md; `nox -s sanitize -- tests/vm tests/core` runs some tests only.
     """
-    session.install(*TEST_DEPS, *release_train.index_requirements("all"), *release_train.test_requirements())
+    index = dict.fromkeys([*release_train.index_requirements("all"), *release_train.test_requirements()])
+    session.install(*TEST_DEPS, *index)
     _instrumented_install(session, "instrumented-sanitize")
     session.run(
         "python",
