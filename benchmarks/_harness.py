@@ -315,12 +315,6 @@ def host_info(numpy_version: str) -> dict[str, Any]:
     }
 
 
-def write_json(path: str | Path, results: dict[str, Any]) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1) + "\n")
-
-
 def ratio_targets(
     measured: dict[str, dict[str, Any]],
     name: str,
