@@ -39,16 +39,18 @@ DIST = ROOT / "dist"
 WHEELHOUSE = DIST / "wheelhouse"
 RESULTS = ROOT / "results"
 
-APACHE_TVM = "apache-tvm==0.27.0.post1"
 ATHERIS = "atheris>=2.3,<4"  # coverage-guided fuzzing of Python code (fuzz/fuzz_rpc_packet.py)
-# What apache-tvm's own RPC server and tracker import beyond its declared dependencies.
-APACHE_RPC_EXTRAS = ["cloudpickle", "psutil", "tornado"]
 # The distributions, their build order and what auditwheel must never graft all come from the
 # packages' own declarations ([tool.tvm-runtime] in packages/*/pyproject.toml).
 sys.path.insert(0, str(ROOT / "packages"))
 sys.path.insert(0, str(ROOT / "ci" / "toolchain"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_table  # noqa: E402  (benchmarks/bench_table.py: every benchmark and its venvs)
 import pins  # noqa: E402  (ci/toolchain/pins.toml: the one version of every build and lint tool)
 import release_train  # noqa: E402
+
+# The compiler of every artifact the runtime runs (fixtures, benchmarks, the aarch64 smoke test).
+APACHE_TVM = bench_table.APACHE_TVM
 
 # The tested range of apache-tvm-ffi, declared once in the core's [tool.tvm-runtime].
 TVM_FFI = release_train.tvm_ffi_requirement()
@@ -62,22 +64,9 @@ CHART_TOOLS = pins.group("charts")
 # the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
 # configuration under ci/.
 TEST_DEPS = ["pytest", "pytest-xdist", "numpy", *BUILD_TOOLS, "cibuildwheel", "check-jsonschema", "pyyaml"]
-# What `tvm-runtime-cuda[nvrtc]` pulls in, installed from the index before our wheels (which
-# come --no-index) so the CUDA tests compile real artifacts with NVRTC even without a GPU.
-NVRTC_DEPS = ["nvidia-cuda-nvrtc>=13.3,<14", "cuda-pathfinder>=1.9,<2"]
-# The `nvrtc-cu12` extra (CUDA 12 drivers), so its compile path is tested too.
-NVRTC_CU12_DEPS = [
-    "nvidia-cuda-nvrtc-cu12>=12.4,<13",
-    "nvidia-cuda-runtime-cu12>=12.4,<13",
-    "nvidia-cuda-cccl-cu12>=12.4,<13",
-]
-# The CPU machines here pin these two (a matching pair; PyPI's newest torch would be a CUDA build).
-TORCHVISION = ["torch==2.14.1", "torchvision==0.29.1"]
-# torch.distributed's gloo, the CPU collectives Disco's are measured against (the CPU build).
-GLOO_TORCH = "torch==2.13.0"
-# What `tvm-runtime-webgpu[wgpu]` pulls in (wgpu-native ships in the `wgpu` package), installed
-# from the index before our wheels for the same reason.
-WGPU_DEPS = ["wgpu>=0.32,<0.33"]
+# What each backend needs from the package index beside our wheels (NVRTC for the CUDA tests'
+# compile path without a GPU, the `wgpu` package's wgpu-native, ...), the test-only extras and
+# what CI machines provide for real (TVM_TEST_REQUIRE_*) come from the packages' declarations.
 
 
 def _install_system_deps(session: nox.Session, *extra: str) -> None:
@@ -113,16 +102,13 @@ def _install_ours(session: nox.Session, extras: str = "all") -> None:
 
     PyPI has an unrelated `tvm` project, so our own names must never be resolved from the index.
     """
-    session.install(TVM_FFI, "numpy")
-    if extras in ("all", "cuda"):
-        session.install(*NVRTC_DEPS)
-    if extras in ("all", "webgpu"):
-        session.install(*WGPU_DEPS)
+    session.install(TVM_FFI, "numpy", *(release_train.index_requirements(extras) if extras else []))
     target = f"tvm[{extras}]" if extras else "tvm"
-    # tvm-runtime-metal is released for macOS only, so tvm[all] will not pull it on Linux; the
-    # Linux wheel exists to test it against the fake Metal (tests/metal), so install it here.
-    metal = ["tvm-runtime-metal"] if extras == "all" else []
-    session.install("--no-index", "--find-links", str(WHEELHOUSE), target, *metal)
+    # A backend built here for the tests only (tvm-runtime-metal against the fake Metal on Linux)
+    # is not pulled by tvm[all]: install it by name.
+    here = f"linux-{platform.machine()}"
+    test_only = [p.distribution for p in release_train.test_only_on(here)] if extras == "all" else []
+    session.install("--no-index", "--find-links", str(WHEELHOUSE), target, *test_only)
     session.run("python", "-m", "pip", "check")
 
 
@@ -160,7 +146,7 @@ def tests(session: nox.Session) -> None:
     _install_system_deps(session)
     _build_wheels(session)
     # ziglang too (also when the wheelhouse is reused): tests/packaging links Mach-O fixtures.
-    session.install(*TEST_DEPS, *NVRTC_CU12_DEPS, pins.requirement("ziglang"))
+    session.install(*TEST_DEPS, *release_train.test_requirements(), pins.requirement("ziglang"))
     _install_ours(session)
     header_dirs = _vendor_header_dirs(session)
     # `nox -s tests -- tests/vm -x` runs those paths only; without a path, the whole suite.
@@ -178,16 +164,12 @@ def tests(session: nox.Session) -> None:
         *([] if named_paths else [str(ROOT / "tests")]),
         *parallel,
         *session.posargs,
-        # PoCL is installed above and NVRTC comes from pip, so their tests must run, never skip.
+        # PoCL, lavapipe + wgpu-native, oneDNN (installed above) and NVRTC (from pip) are here on
+        # purpose: their tests must run, never skip (test-require of the declarations).
         env={
             "TVM_WHEELHOUSE": str(WHEELHOUSE),
             "TVM_REPO_ROOT": str(ROOT),
-            "TVM_TEST_REQUIRE_OPENCL": "1",
-            "TVM_TEST_REQUIRE_NVRTC": "1",
-            # lavapipe + the `wgpu` package's wgpu-native: the WebGPU tests must run too.
-            "TVM_TEST_REQUIRE_WEBGPU": "1",
-            # Debian's libdnnl2 (oneDNN 2.x) is installed above: the dnnl_json tests must run.
-            "TVM_TEST_REQUIRE_DNNL": "1",
+            **dict.fromkeys(release_train.test_require(), "1"),
             # Every skip must be something this machine lacks, within tests/skip_budget.json.
             "TVM_TEST_SKIP_AUDIT": "1",
             # cublasLt.h, cudnn.h, nccl.h and the CUDA headers they include, for the checks of our
@@ -236,7 +218,7 @@ def gpu_check(session: nox.Session) -> None:
     `python3 ci/gpu_check/run.py --carry .gpu-carry --out "$OUT"` (docs/gpu-check.md)."""
     _install_system_deps(session)
     _build_wheels(session)
-    session.install(TVM_FFI, "numpy", "pytest", *NVRTC_DEPS)
+    session.install(TVM_FFI, "numpy", "pytest", *release_train.index_requirements("cuda"))
     carry = ROOT / ".gpu-carry"
     session.run(
         "python",
@@ -344,170 +326,30 @@ def _venv_python(
 def bench(session: nox.Session) -> None:
     """Benchmarks (not tests): results/*.json and results/*.md, then docs/data/perf (docs/gen_perf.py).
 
-    `nox -s bench` runs them all; `nox -s bench -- extra rpc` only those named (core, vm, load, llm, rpc,
-    extra, disco, firstcall, byoc, profile, and each backend that has benchmarks/<name>_bench.py).
+    `nox -s bench` runs every row of benchmarks/bench_table.py; `nox -s bench -- extra rpc` only
+    those named; `-- --quick` makes each a smoke run (a few rounds and blocks).
     """
-    device_benches = [
-        b.name for b in release_train.backends() if b.role == "backend" and b.name not in ("extra",)
-    ]
-    known = [
-        "core",
-        "vm",
-        "load",
-        "llm",
-        "tensor_cache",
-        "rpc",
-        "extra",
-        "disco",
-        "firstcall",
-        "byoc",
-        "profile",
-        *device_benches,
-    ]
-    wanted = list(session.posargs) or known
+    quick = "--quick" in session.posargs
+    known = bench_table.names()
+    wanted = [a for a in session.posargs if a != "--quick"] or known
     unknown = sorted(set(wanted) - set(known))
     if unknown:
         session.error(f"unknown benchmarks {unknown}; known: {known}")
+    rows = [b for b in bench_table.benches() if b.name in wanted]
     _install_system_deps(session)
     _build_wheels(session)
     RESULTS.mkdir(exist_ok=True)
-    bench_dir = ROOT / "benchmarks"
-    ours = _venv_python(session, "ours", TVM_FFI, "numpy", wheelhouse=["tvm"])
-    apache = _venv_python(session, "apache", APACHE_TVM, "numpy", *APACHE_RPC_EXTRAS)
-
-    def outputs(name: str) -> list[str]:
-        return ["--out", str(RESULTS / f"{name}_bench.json"), "--markdown", str(RESULTS / f"{name}_bench.md")]
-
-    ours_all = None
-    if any(name in wanted for name in ("core", "firstcall", "profile", *device_benches)):
-        ours_all = _venv_python(
-            session,
-            "ours-all",
-            TVM_FFI,
-            "numpy",
-            "pyopencl",
-            *WGPU_DEPS,
-            *NVRTC_DEPS,
-            wheelhouse=["tvm[all]"],
-        )
-    if "core" in wanted:
-        floor = _venv_python(session, "floor", TVM_FFI, "numpy")
-        artifacts = ROOT / "tests" / "artifacts"
-        session.run(
-            "python",
-            str(bench_dir / "core_bench.py"),
-            *("--ours-python", ours, "--ours-backends-python", str(ours_all)),
-            *("--floor-python", floor, "--apache-python", apache),
-            *("--artifact", str(artifacts / "cpu" / "tiny_add.so")),
-            *("--npz", str(artifacts / "cpu" / "tiny_add.npz")),
-            *outputs("core"),
-        )
-    for name in device_benches:
-        script = bench_dir / f"{name}_bench.py"
-        if name in wanted and script.exists():
-            session.run(
-                str(ours_all), str(script), "--json", str(RESULTS / f"{name}_bench.json"), external=True
-            )
-    if "firstcall" in wanted:
-        # Fresh processes per first call, cold and warm kernel caches, on PoCL and lavapipe.
-        session.run(
-            str(ours_all), str(bench_dir / "firstcall_bench.py"), *outputs("firstcall"), external=True
-        )
-    if "vm" in wanted:
-        session.run(
-            "python",
-            str(bench_dir / "vm_bench.py"),
-            "--ours-python",
-            ours,
-            "--apache-python",
-            apache,
-            *outputs("vm"),
-        )
-    if "load" in wanted:
-        # Real torchvision models (random weights) compiled by apache-tvm 0.27, cached in
-        # results/models: torch and torchvision live only in this generator venv.
-        models = _venv_python(session, "models", APACHE_TVM, "numpy", *TORCHVISION)
-        session.run(
-            models,
-            str(bench_dir / "make_torchvision_models.py"),
-            "--out",
-            str(RESULTS / "models"),
-            external=True,
-        )
-        session.run(
-            "python",
-            str(bench_dir / "load_bench.py"),
-            *("--ours-python", ours, "--apache-python", apache, "--models-dir", str(RESULTS / "models")),
-            *outputs("load"),
-        )
-    if "profile" in wanted:
-        # Runtime overhead (wall - kernel time) per model, with the VM profiler; the torchvision
-        # models join when `load` (run first in a full `nox -s bench`) made them.
-        session.run(
-            str(ours_all),
-            str(bench_dir / "profile_bench.py"),
-            *("--json", str(RESULTS / "profile_bench.json"), "--markdown", str(RESULTS / "profile_bench.md")),
-            *(["--models-dir", str(RESULTS / "models")] if (RESULTS / "models").is_dir() else []),
-            external=True,
-        )
-    if "llm" in wanted:
-        session.run(
-            "python",
-            str(bench_dir / "llm_bench.py"),
-            *("--ours-python", ours, "--apache-python", apache),
-            *outputs("llm"),
-        )
-    if "tensor_cache" in wanted:
-        session.run(
-            "python",
-            str(bench_dir / "tensor_cache_bench.py"),
-            *("--ours-python", ours, "--apache-python", apache),
-            *outputs("tensor_cache"),
-        )
-    if "extra" in wanted:
-        ours_extra = _venv_python(session, "ours-extra", TVM_FFI, "numpy", wheelhouse=["tvm[extra]"])
-        session.run(
-            "python",
-            str(bench_dir / "extra_bench.py"),
-            *("--ours-python", ours_extra, "--apache-python", apache),
-            *outputs("extra"),
-        )
-    if "disco" in wanted:
-        ours_extra = _venv_python(session, "ours-extra", TVM_FFI, "numpy", wheelhouse=["tvm[extra]"])
-        gloo = _venv_python(session, "gloo", GLOO_TORCH, "numpy")
-        session.run(
-            "python",
-            str(bench_dir / "disco_bench.py"),
-            *("--ours-python", ours_extra, "--torch-python", gloo),
-            *outputs("disco"),
-        )
-    if "byoc" in wanted:
-        # The same models with and without the dnnl_json offload, built by apache-tvm 0.27.
-        ours_dnnl = _venv_python(session, "ours-dnnl", TVM_FFI, "numpy", wheelhouse=["tvm[dnnl]"])
-        models = RESULTS / "byoc_models"
-        session.run(apache, str(bench_dir / "make_byoc_models.py"), "--out", str(models), external=True)
-        session.run(
-            "python",
-            str(bench_dir / "byoc_bench.py"),
-            *("--ours-python", ours_dnnl, "--apache-python", apache, "--models-dir", str(models)),
-            *outputs("byoc"),
-        )
-    if "rpc" in wanted:
-        session.run(
-            "python",
-            str(bench_dir / "rpc_bench.py"),
-            "--ours-python",
-            ours,
-            "--apache-python",
-            apache,
-            *outputs("rpc"),
-        )
-        session.run(
-            "python",
-            str(bench_dir / "rpc_proxy_bench.py"),
-            *("--ours-python", ours, "--apache-python", apache),
-            *outputs("rpc_proxy"),
-        )
+    declared = bench_table.venvs()
+    pythons = {"": "python"}  # nox's own interpreter starts the children of ours-vs-peer rows
+    for name in dict.fromkeys(v for row in rows for v in row.venvs):
+        venv = declared[name]
+        pythons[name] = _venv_python(session, name, *venv.requirements, wheelhouse=list(venv.wheels))
+    for row in rows:
+        for step in row.before:
+            argv = [pythons[step.venv], str(ROOT / "benchmarks" / step.script)]
+            session.run(*argv, *bench_table.expand(step.args, RESULTS, step.script), external=True)
+        argv = bench_table.command(row, pythons, RESULTS)
+        session.run(*argv, *(["--quick"] if quick else []), external=True)
     # The docs' performance page shows these runs: data files and ratio charts (matplotlib SVG)
     # under docs/data/perf, each stamped with this machine and date; commit them with the run.
     session.install(*CHART_TOOLS)
@@ -558,7 +400,8 @@ def sanitize(session: nox.Session) -> None:
 
     Writes results/sanitize.md; `nox -s sanitize -- tests/vm tests/core` runs some tests only.
     """
-    session.install(*TEST_DEPS, *NVRTC_DEPS, *NVRTC_CU12_DEPS, *WGPU_DEPS)
+    index = dict.fromkeys([*release_train.index_requirements("all"), *release_train.test_requirements()])
+    session.install(*TEST_DEPS, *index)
     _instrumented_install(session, "instrumented-sanitize")
     session.run(
         "python",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import tvm_ffi
+from _child import paged_kv_cache
 
 import tvm
 from tvm.backend.extra import disco
@@ -57,12 +58,6 @@ def _weights(cache: Path) -> list[np.ndarray]:
     return [out[f"param_{i}"] for i in range(len(out))]
 
 
-def _cache_sizes(cfg: dict) -> list[tvm_ffi.Shape]:
-    """create_tir_paged_kv_cache's arguments: batch, total length, chunk, page, no sliding window."""
-    keys = ("max_batch_size", "max_total_seq_len", "prefill_chunk_size", "page_size")
-    return [tvm_ffi.Shape([cfg[k]]) for k in keys] + [tvm_ffi.Shape([0])]
-
-
 def _time_decoding(step, prompt: list[int], steps: int) -> list[float]:
     """Milliseconds of each greedy decode step after the prompt's prefill."""
     token = step(prompt)
@@ -81,13 +76,7 @@ def _unsharded(artifacts: Path, config: dict, prompt: list[int], steps: int) -> 
     params = [tvm.runtime.tensor(w, dev) for w in _weights(artifacts / "weights")]
     s = tvm_ffi.Shape
     cfg = config["config"]
-    cache = vm["create_tir_paged_kv_cache"](
-        s([cfg["max_batch_size"]]),
-        s([cfg["max_total_seq_len"]]),
-        s([cfg["prefill_chunk_size"]]),
-        s([cfg["page_size"]]),
-        s([0]),
-    )
+    cache = paged_kv_cache(vm["create_tir_paged_kv_cache"], cfg, s)
     g = tvm.get_global_func
     g("vm.builtin.kv_state_add_sequence")(cache, 0)
     begin, end = g("vm.builtin.kv_state_begin_forward"), g("vm.builtin.kv_state_end_forward")
@@ -119,13 +108,7 @@ def _sharded(kind: str, artifacts: Path, config: dict, prompt: list[int], steps:
     )
     params = sess.get_global_func("runtime.disco.ShardLoaderLoadAll")(loader)
     g = sess.get_global_func
-    cache = mod["create_tir_paged_kv_cache"](
-        s([cfg["max_batch_size"]]),
-        s([cfg["max_total_seq_len"]]),
-        s([cfg["prefill_chunk_size"]]),
-        s([cfg["page_size"]]),
-        s([0]),
-    )
+    cache = paged_kv_cache(mod["create_tir_paged_kv_cache"], cfg, s)
     g("vm.builtin.kv_state_add_sequence")(cache, 0)
     begin, end = g("vm.builtin.kv_state_begin_forward"), g("vm.builtin.kv_state_end_forward")
     view, item = g("runtime.TVMTensorCreateView"), g("ffi.ArrayGetItem")

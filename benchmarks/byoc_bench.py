@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,68 +31,36 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, ours_vs_apache_parser, publish, run_child, run_header
+import _harness as h
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 VARIANTS = (("ours", "dnnl"), ("ours", "llvm"), ("apache", "llvm"))
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-data = np.load(spec["npz"])
-x = tvm.runtime.tensor(data["x"], tvm.cpu(0))
-vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), tvm.cpu(0))
-f = vm["main"]
-err = float(np.abs(f(x).numpy() - data["expected"]).max())
-if not err < 1e-3:
-    raise SystemExit(f"WRONG RESULT: max abs error {err}")
-for _ in range(spec["warmup"]):
-    f(x)
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in range(spec["iters"]):
-        f(x)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-print(json.dumps({"per_call_ns": per_call_ns, "max_abs_error": err}))
-"""
 
 
 def bench_workload(
     model: dict[str, Any], models_dir: Path, pythons: dict[str, str], args: argparse.Namespace, cwd: str
 ) -> dict[str, Any]:
-    raw = {f"{r}/{k}": {"per_call_ms": [], "child_medians_ms": [], "max_abs_error": 0.0} for r, k in VARIANTS}
-    env = child_env()
-    for rnd in range(args.rounds):
-        order = VARIANTS if rnd % 2 == 0 else tuple(reversed(VARIANTS))
-        for runtime, kind in order:
-            spec = {
+    variants = {
+        f"{runtime}/{kind}": h.child_argv(
+            pythons[runtime],
+            {
+                "task": "model_x",
                 "artifact": str(models_dir / model[kind]),
                 "npz": str(models_dir / model["npz"]),
                 "blocks": args.blocks,
                 "iters": args.iters,
                 "warmup": args.warmup,
-            }
-            _, out = run_child([pythons[runtime], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            result = json.loads(last_line(out))
-            ms = [ns / 1e6 for ns in result["per_call_ns"]]
-            r = raw[f"{runtime}/{kind}"]
-            r["per_call_ms"].extend(ms)
-            r["child_medians_ms"].append(median(ms))
-            r["max_abs_error"] = max(r["max_abs_error"], result["max_abs_error"])
+            },
+        )
+        for runtime, kind in VARIANTS
+    }
+    raw = {}
+    for key, runs in h.alternate(variants, args.rounds, cwd, h.child_env()).items():
+        raw[key] = {
+            **h.per_call(runs, "ms"),
+            "max_abs_error": max(run["max_abs_error"] for run in runs),
+        }
     summary: dict[str, Any] = {
         key: {"per_call_ms": summarize(r["per_call_ms"]).to_dict(4), "max_abs_error": r["max_abs_error"]}
         for key, r in raw.items()
@@ -109,104 +76,64 @@ def bench_workload(
     return {"description": model["description"], **summary, "raw": raw}
 
 
-def targets_of(workloads: dict[str, Any]) -> list[dict[str, Any]]:
-    targets = []
-    for name, w in workloads.items():
-        for key in ("ours_dnnl_vs_apache_llvm",):
-            value = w["ratios"][key]
-            targets.append(
-                {
-                    "name": key,
-                    "workload": name,
-                    "measured": value,
-                    "limit": RATIO_LIMIT,
-                    "comparison": "<=",
-                    "unit": "x apache-tvm 0.27 on the llvm artifact (median ms per vm['main'] call)",
-                    "pass": value <= RATIO_LIMIT,
-                }
-            )
-    return targets
-
-
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| workload | ours, dnnl_json (ms) | ours, llvm (ms) | apache-tvm 0.27, llvm (ms) "
-        "| dnnl vs apache llvm | ours llvm vs apache llvm |",
-        "|---|---|---|---|---|---|",
+    header = (
+        "workload | ours, dnnl_json (ms) | ours, llvm (ms) | apache-tvm 0.27, llvm (ms) "
+        "| dnnl vs apache llvm | ours llvm vs apache llvm"
+    )
+    rows = [
+        [
+            w["description"],
+            *(h.cell(w[key]["per_call_ms"]) for key in ("ours/dnnl", "ours/llvm", "apache/llvm")),
+            f"{w['ratios']['ours_dnnl_vs_apache_llvm']:.3f}x",
+            f"{w['ratios']['ours_llvm_vs_apache_llvm']:.3f}x",
+        ]
+        for w in results["workloads"].values()
     ]
-
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.3f} ({s['p10']:.3f}-{s['p90']:.3f})"
-
-    for w in results["workloads"].values():
-        r = w["ratios"]
-        lines.append(
-            f"| {w['description']} | {cell(w['ours/dnnl']['per_call_ms'])} | "
-            f"{cell(w['ours/llvm']['per_call_ms'])} | {cell(w['apache/llvm']['per_call_ms'])} | "
-            f"{r['ours_dnnl_vs_apache_llvm']:.3f}x | {r['ours_llvm_vs_apache_llvm']:.3f}x |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls per "
-        f"variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs; "
+    note = (
+        f"{h.blocks_note(results)}; "
         "apache-tvm's PyPI runtime cannot run the dnnl_json artifact (no DNNL in its build). "
-        f"All targets pass: {results['all_targets_pass']}.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"All targets pass: {results['all_targets_pass']}."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "byoc_bench", ours_needs="tvm-runtime[dnnl]")
+    p = h.ours_vs_apache_parser(__doc__, "byoc_bench", ours_needs="tvm-runtime[dnnl]")
     p.add_argument("--models-dir", type=Path, required=True, help="output of make_byoc_models.py")
-    p.add_argument("--rounds", type=int, default=4, help="children per variant and workload (default 4)")
-    p.add_argument("--blocks", type=int, default=5, help="timed blocks per child (default 5)")
-    p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed calls per child (default 2)")
-    args = p.parse_args(argv)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    h.add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return h.parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     models = json.loads((args.models_dir / "models.json").read_text())["models"]
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
     workloads: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="byoc_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, child_env()) for key, py in pythons.items()}
+        venvs = h.probe_venvs(pythons, cwd, h.child_env())
         for model in models:
             t0 = time.perf_counter()
             w = bench_workload(model, args.models_dir.resolve(), pythons, args, cwd)
             workloads[model["name"]] = w
-            log(
-                f"  {model['name']:10s} dnnl {w['ours/dnnl']['per_call_ms']['median']:9.3f} ms"
-                f"  ours llvm {w['ours/llvm']['per_call_ms']['median']:9.3f} ms"
-                f"  apache llvm {w['apache/llvm']['per_call_ms']['median']:9.3f} ms"
-                f"  ({time.perf_counter() - t0:.0f}s)"
+            h.log_pair(
+                model["name"], w["ours/dnnl"]["per_call_ms"], w["apache/llvm"]["per_call_ms"], "ms", t0
             )
-    targets = targets_of(workloads)
-    results: dict[str, Any] = {
-        **run_header("byoc_bench", t_begin, load_before, machine_info()),
+    key = "ours_dnnl_vs_apache_llvm"
+    unit = "x apache-tvm 0.27 on the llvm artifact (median ms per vm['main'] call)"
+    targets = h.ratio_targets(workloads, key, "workload", unit, RATIO_LIMIT, ratio_key=key, ratios="ratios")
+    body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "models_dir": str(args.models_dir),
-            "units": {"per_call": "milliseconds"},
-            "schedule": "children of the three variants interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args,
+            models_dir=str(args.models_dir),
+            units={"per_call": "milliseconds"},
+            schedule="children of the three variants interleaved, order reversed every other round",
+        ),
         "workloads": workloads,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 0
+    return h.finish("byoc_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import ast
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -45,154 +44,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, run_child
+from _harness import (
+    HERE,
+    KB_TO_MB,
+    alternate,
+    bench_parser,
+    cell,
+    child_argv,
+    child_env,
+    last_line,
+    log,
+    machine_info,
+    markdown_table,
+    paired_median,
+    per_call,
+    probe_venv,
+    publish,
+    quick_counts,
+    round_orders,
+    run_child,
+    run_header,
+)
 from _stats import median, ratio, summarize
+
+# machine_info and probe_venv are imported from here by load_bench.py, rpc_bench.py and
+# rpc_proxy_bench.py (they keep their own command line until they move to _harness).
+__all__ = ["machine_info", "probe_venv"]
 
 IMPORT_TIME_LIMIT = 1.15  # x the tvm_ffi floor (in-process medians)
 RSS_DELTA_LIMIT_MB = 10.0  # MB above the tvm_ffi floor
 CALL_RATIO_LIMIT = 1.05  # x apache-tvm (medians)
 
-KB_TO_MB = 1024 / 1e6  # /proc reports "kB" meaning KiB; we report MB = 10**6 bytes
-
-# Child for the import benchmark. It imports nothing but the builtin ``time``
-# before the measured statement and reads /proc with builtins only, so the
-# measured import and the RSS are not polluted by helper modules.
-_IMPORT_CHILD = """\
-import time
-_t0 = time.perf_counter()
-{stmt}
-_t1 = time.perf_counter()
-_st = {{}}
-with open("/proc/self/status") as _f:
-    for _line in _f:
-        if _line.startswith(("VmRSS:", "VmHWM:")):
-            _k, _v = _line.split(":", 1)
-            _st[_k] = int(_v.split()[0])
-print(repr({{"import_s": _t1 - _t0, "rss_kb": _st["VmRSS"], "hwm_kb": _st["VmHWM"]}}))
-"""
-
-# Child for the call benchmark. argv[1] is a JSON spec (see _call_spec).
-_CALL_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-data = np.load(spec["npz"])
-keep = []  # numpy buffers that back tvm_ffi tensors (floor variant)
-
-if spec["api"] == "tvm":
-    import tvm
-
-    mod = tvm.runtime.load_module(spec["artifact"])
-
-    def to_dev(x):
-        return tvm.runtime.tensor(x)
-
-    def empty(shape, dtype):
-        return tvm.runtime.empty(tuple(shape), dtype)
-
-    def to_np(t):
-        return t.numpy()
-else:
-    import tvm_ffi
-
-    mod = tvm_ffi.load_module(spec["artifact"])
-
-    def to_dev(x):
-        x = np.ascontiguousarray(x).copy()
-        keep.append(x)
-        return tvm_ffi.from_dlpack(x)
-
-    def empty(shape, dtype):
-        return to_dev(np.empty(tuple(shape), dtype))
-
-    def to_np(t):
-        return np.from_dlpack(t)
-
-f = mod[spec["function"]]
-args = []
-outputs = []
-for a in spec["args"]:
-    if a["kind"] == "input":
-        args.append(to_dev(data[a["key"]]))
-    else:
-        t = empty(a["shape"], a["dtype"])
-        args.append(t)
-        outputs.append((a["key"], t))
-args = tuple(args)
-
-
-def check(when):
-    for key, t in outputs:
-        got = to_np(t)
-        want = data[key]
-        tol = {"rtol": spec["rtol"], "atol": spec["atol"]}
-        if got.shape != want.shape or not np.allclose(got, want, **tol):
-            raise SystemExit(f"WRONG RESULT ({when}) for {key!r}: {got!r} != {want!r}")
-
-
-f(*args)
-check("first call")
-for _ in range(spec["warmup"]):
-    f(*args)
-
-rng = range(spec["iters"])
-per_call_ns = []
-loop_ns = []
-gc.disable()
-if len(args) == 3:
-    a, b, c = args
-    for _ in range(spec["blocks"]):
-        t0 = time.perf_counter_ns()
-        for _ in rng:
-            f(a, b, c)
-        per_call_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
-else:
-    for _ in range(spec["blocks"]):
-        t0 = time.perf_counter_ns()
-        for _ in rng:
-            f(*args)
-        per_call_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
-for _ in range(3):
-    t0 = time.perf_counter_ns()
-    for _ in rng:
-        pass
-    loop_ns.append((time.perf_counter_ns() - t0) / spec["iters"])
-gc.enable()
-check("after timing")
-print(json.dumps({"per_call_ns": per_call_ns, "loop_ns": min(loop_ns)}))
-"""
-
-# Child that describes a venv without importing the package under test.
-_PROBE_CHILD = """\
-import importlib.metadata as md
-import importlib.util
-import json
-import platform
-import sys
-
-pkgs = {}
-for d in md.distributions():
-    name = d.metadata["Name"] or ""
-    low = name.lower()
-    if "tvm" in low or low == "numpy":
-        pkgs[name] = d.version
-origins = {}
-for mod in ("tvm", "tvm_ffi"):
-    s = importlib.util.find_spec(mod)
-    origins[mod] = s.origin if s is not None else None
-print(json.dumps({
-    "executable": sys.executable,
-    "python_version": platform.python_version(),
-    "implementation": platform.python_implementation(),
-    "packages": dict(sorted(pkgs.items())),
-    "module_origins": origins,
-}))
-"""
+IMPORT_CHILD = HERE / "_import_child.py"
 
 
 @dataclass(frozen=True)
@@ -204,22 +87,6 @@ class Variant:
     python: str  # interpreter of the venv
     import_stmt: str  # statement whose cost is measured
     call_api: str  # "tvm" or "tvm_ffi": how the call child drives the artifact
-
-
-def _interleaved(items: Sequence[Any], rounds: int) -> list[tuple[int, Any]]:
-    """Schedule ``rounds`` passes over ``items``, every other reversed (ABBA)."""
-    order: list[tuple[int, Any]] = []
-    for r in range(rounds):
-        seq = list(items) if r % 2 == 0 else list(reversed(items))
-        order.extend((r, it) for it in seq)
-    return order
-
-
-def _paired_ratio(xs: Sequence[float], refs: Sequence[float]) -> float:
-    """Median of per-round ratios ``xs[i] / refs[i]`` (same interleaved round)."""
-    if len(xs) != len(refs):
-        raise ValueError("paired series differ in length")
-    return median(ratio(x, r) for x, r in zip(xs, refs))
 
 
 # --------------------------------------------------------------- instruction counts
@@ -289,11 +156,11 @@ def bench_import(
         }
         for v in variants
     }
-    schedule = _interleaved(jobs, warmup + runs)
+    schedule = [(r, job) for r, order in enumerate(round_orders(jobs, warmup + runs)) for job in order]
     t_start = time.perf_counter()
     for i, (rnd, (v, mode)) in enumerate(schedule):
         stmt = "pass" if mode == "pass" else v.import_stmt
-        wall, out = run_child([v.python, "-c", _IMPORT_CHILD.format(stmt=stmt)], cwd, env)
+        wall, out = run_child([v.python, str(IMPORT_CHILD), stmt], cwd, env)
         rec = ast.literal_eval(last_line(out))
         if rnd < warmup:
             continue
@@ -326,7 +193,7 @@ def summarize_import(raw: dict[str, dict[str, list[float]]], floor_key: str) -> 
                 ratio(median(series["inprocess_ms"]), median(floor["inprocess_ms"])), 4
             ),
             "inprocess_paired_median": round(
-                _paired_ratio(series["inprocess_ms"], floor["inprocess_ms"]),
+                paired_median(series["inprocess_ms"], floor["inprocess_ms"]),
                 4,
             ),
             "inprocess_p10": round(
@@ -363,6 +230,7 @@ def _call_spec(artifact: Path, npz: Path, manifest: Path | None) -> dict[str, An
     Taken from the manifest when it lists the artifact, else tiny_add's layout.
     """
     spec: dict[str, Any] = {
+        "task": "kernel_call",
         "artifact": str(artifact.resolve()),
         "npz": str(npz.resolve()),
         "function": artifact.stem,
@@ -406,20 +274,17 @@ def bench_call(
     env: dict[str, str],
 ) -> dict[str, dict[str, Any]]:
     """Run interleaved call-benchmark children; pool per-call ns of every block."""
-    raw: dict[str, dict[str, Any]] = {
-        v.key: {"per_call_ns": [], "child_medians_ns": [], "loop_ns": []} for v in variants
-    }
-    schedule = _interleaved(variants, rounds)
     t_start = time.perf_counter()
-    for i, (_, v) in enumerate(schedule):
-        child_spec = dict(spec, api=v.call_api)
-        _, out = run_child([v.python, "-c", _CALL_CHILD, json.dumps(child_spec)], cwd, env)
-        rec = json.loads(last_line(out))
-        raw[v.key]["per_call_ns"].extend(rec["per_call_ns"])
-        raw[v.key]["child_medians_ns"].append(median(rec["per_call_ns"]))
-        raw[v.key]["loop_ns"].append(rec["loop_ns"])
-        if (i + 1) % len(variants) == 0:
-            log(f"  call: round {(i + 1) // len(variants)}/{rounds}, {time.perf_counter() - t_start:.0f}s")
+    children = alternate(
+        {v.key: child_argv(v.python, dict(spec, api=v.call_api)) for v in variants}, rounds, cwd, env
+    )
+    log(f"  call: {rounds} rounds, {time.perf_counter() - t_start:.0f}s")
+    raw: dict[str, dict[str, Any]] = {}
+    for key, runs in children.items():
+        raw[key] = {
+            **per_call(runs, "ns"),
+            "loop_ns": [run["loop_ns"] for run in runs],
+        }
     return raw
 
 
@@ -441,7 +306,7 @@ def summarize_call(raw: dict[str, dict[str, Any]], ref_key: str) -> dict[str, An
                 4,
             ),
             "ratio_vs_apache_paired_median": round(
-                _paired_ratio(r["child_medians_ns"], ref["child_medians_ns"]),
+                paired_median(r["child_medians_ns"], ref["child_medians_ns"]),
                 4,
             ),
         }
@@ -449,48 +314,6 @@ def summarize_call(raw: dict[str, dict[str, Any]], ref_key: str) -> dict[str, An
 
 
 # --------------------------------------------------------------- machine info
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def machine_info() -> dict[str, Any]:
-    """CPU model, CPU count, memory and platform of this machine."""
-    try:
-        affinity = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        affinity = None
-    mem_total_mb = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    mem_total_mb = round(int(line.split()[1]) * KB_TO_MB, 1)
-    except OSError:
-        pass
-    return {
-        "cpu_model": _cpu_model(),
-        "nproc": affinity,
-        "cpu_count": os.cpu_count(),
-        "mem_total_mb": mem_total_mb,
-        "platform": platform.platform(),
-        "orchestrator_python": platform.python_version(),
-    }
-
-
-def probe_venv(python: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
-    """Python version, tvm/numpy package versions and module origins of a venv."""
-    _, out = run_child([python, "-c", _PROBE_CHILD], cwd, env)
-    info: dict[str, Any] = json.loads(last_line(out))
-    return info
 
 
 # --------------------------------------------------------------- targets / report
@@ -517,43 +340,48 @@ def _target(
     }
 
 
+# The issue's three targets: (name, where the value is, limit, unit, what it measures).
+TARGETS = (
+    (
+        "import_time",
+        ("import", "ratio_vs_floor", "inprocess_median"),
+        IMPORT_TIME_LIMIT,
+        "x floor",
+        "in-process `import tvm` median / `import tvm_ffi` median",
+    ),
+    (
+        "rss",
+        ("import", "rss_delta_vs_floor_mb"),
+        RSS_DELTA_LIMIT_MB,
+        "MB above floor",
+        "median VmRSS after `import tvm` minus that of the floor",
+    ),
+    (
+        "call_overhead",
+        ("call", "ratio_vs_apache_median"),
+        CALL_RATIO_LIMIT,
+        "x apache-tvm",
+        "median ns per tiny-kernel call / apache-tvm median",
+    ),
+)
+
+
 def compute_targets(
     imp: dict[str, Any], call: dict[str, Any], ours_keys: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Return the issue's three targets for each of our variants."""
     targets: list[dict[str, Any]] = []
     for key in ours_keys:
-        targets += [
-            _target(
-                name="import_time",
-                variant=key,
-                measured=imp[key]["ratio_vs_floor"]["inprocess_median"],
-                limit=IMPORT_TIME_LIMIT,
-                unit="x floor",
-                description="in-process `import tvm` median / `import tvm_ffi` median",
-            ),
-            _target(
-                name="rss",
-                variant=key,
-                measured=imp[key]["rss_delta_vs_floor_mb"],
-                limit=RSS_DELTA_LIMIT_MB,
-                unit="MB above floor",
-                description="median VmRSS after `import tvm` minus that of the floor",
-            ),
-            _target(
-                name="call_overhead",
-                variant=key,
-                measured=call[key]["ratio_vs_apache_median"],
-                limit=CALL_RATIO_LIMIT,
-                unit="x apache-tvm",
-                description="median ns per tiny-kernel call / apache-tvm median",
-            ),
-        ]
+        for name, (source, *path), limit, unit, description in TARGETS:
+            value = {"import": imp, "call": call}[source][key]
+            for part in path:
+                value = value[part]
+            targets.append(
+                _target(
+                    name=name, variant=key, measured=value, limit=limit, unit=unit, description=description
+                )
+            )
     return targets
-
-
-def _cell(s: dict[str, Any], nd: int) -> str:
-    return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
 
 
 def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str:
@@ -576,14 +404,14 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
     rows.append(
         [
             "import time (in-process, ms)",
-            *(_cell(imp[v.key]["series"]["inprocess_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["inprocess_ms"], 1) for v in variants),
             verdict("import_time", lambda x: f"{x:.2f}x", f"{IMPORT_TIME_LIMIT}x floor"),
         ]
     )
     rows.append(
         [
             "import time (subprocess, ms)",
-            *(_cell(imp[v.key]["series"]["subprocess_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["subprocess_ms"], 1) for v in variants),
             "info: "
             + "; ".join(
                 f"{v.label} {imp[v.key]['ratio_vs_floor']['subprocess_median']:.2f}x" for v in variants[1:]
@@ -605,21 +433,21 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
     rows.append(
         [
             "`python -c pass` (subprocess, ms)",
-            *(_cell(imp[v.key]["series"]["startup_ms"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["startup_ms"], 1) for v in variants),
             "info: interpreter start-up",
         ]
     )
     rows.append(
         [
             "RSS (MB)",
-            *(_cell(imp[v.key]["series"]["rss_mb"], 1) for v in variants),
+            *(cell(imp[v.key]["series"]["rss_mb"], 1) for v in variants),
             verdict("rss", lambda x: f"{x:+.1f} MB", f"floor + {RSS_DELTA_LIMIT_MB:g} MB"),
         ]
     )
     rows.append(
         [
             "tiny kernel call (ns)",
-            *(_cell(call[v.key]["per_call_ns"], 0) if v.key in call else "-" for v in variants),
+            *(cell(call[v.key]["per_call_ns"], 0) if v.key in call else "-" for v in variants),
             verdict(
                 "call_overhead",
                 lambda x: f"{x:.3f}x",
@@ -627,11 +455,6 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
             ),
         ]
     )
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
     m = results["machine"]
     cfg = results["config"]
     py = results["venvs"][variants[0].key]["python_version"]
@@ -641,8 +464,7 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
         f"{cfg['call_rounds']}x{cfg['call_blocks']} blocks of {cfg['call_iters']} "
         "calls. Floor call = bare `tvm_ffi` on the same artifact."
     )
-    lines += ["", note]
-    return "\n".join(lines) + "\n"
+    return markdown_table(header, rows, note)
 
 
 # --------------------------------------------------------------- main
@@ -650,61 +472,31 @@ def render_markdown(results: dict[str, Any], variants: Sequence[Variant]) -> str
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line."""
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
-    p.add_argument(
-        "--ours-python",
-        required=True,
-        help="python of the venv with the tvm-runtime wheel (no backends)",
-    )
-    p.add_argument(
-        "--ours-backends-python",
-        help="python of the venv with tvm-runtime plus backend wheels (optional)",
-    )
-    p.add_argument(
-        "--floor-python",
-        required=True,
-        help="python of the venv with only apache-tvm-ffi (+numpy)",
-    )
-    p.add_argument(
-        "--apache-python",
-        required=True,
-        help="python of the venv with apache-tvm==0.27.0.post1",
-    )
+    venvs = {
+        "ours": "the tvm-runtime wheel (no backends)",
+        "floor": "only apache-tvm-ffi (+numpy)",
+        "apache": "apache-tvm==0.27.0.post1",
+    }
+    p = bench_parser(__doc__, "core_bench", venvs)
+    p.add_argument("--ours-backends-python", help="python of a venv with tvm-runtime plus backend wheels")
     p.add_argument("--artifact", type=Path, default=Path("tests/artifacts/cpu/tiny_add.so"))
     p.add_argument("--npz", type=Path, default=Path("tests/artifacts/cpu/tiny_add.npz"))
     p.add_argument(
-        "--manifest",
-        type=Path,
-        help="artifact manifest (default: manifest.json next to the artifact's folder)",
+        "--manifest", type=Path, help="artifact manifest (default: manifest.json beside its folder)"
     )
-    p.add_argument("--out", type=Path, default=Path("results/core_bench.json"))
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here")
     p.add_argument("--runs", type=int, default=30, help="import runs per variant (default 30)")
     p.add_argument("--warmup-runs", type=int, default=2, help="discarded import rounds (default 2)")
     p.add_argument(
-        "--call-rounds",
-        type=int,
-        default=8,
-        help="call-benchmark children per variant (default 8)",
+        "--call-rounds", type=int, default=8, help="call-benchmark children per variant (default 8)"
     )
-    p.add_argument(
-        "--call-blocks",
-        type=int,
-        default=20,
-        help="timed blocks per child (default 20)",
-    )
+    p.add_argument("--call-blocks", type=int, default=20, help="timed blocks per child (default 20)")
     p.add_argument("--call-iters", type=int, default=20000, help="calls per block (default 20000)")
     p.add_argument(
-        "--call-warmup",
-        type=int,
-        default=20000,
-        help="untimed calls before timing (default 20000)",
+        "--call-warmup", type=int, default=20000, help="untimed calls before timing (default 20000)"
     )
     p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
     args = p.parse_args(argv)
+    quick_counts(args, runs=2, warmup_runs=0, call_rounds=1, call_blocks=2, call_iters=2000, call_warmup=200)
     if min(args.runs, args.call_rounds, args.call_blocks, args.call_iters) < 1 or args.warmup_runs < 0:
         p.error("counts must be positive")
     return args
@@ -751,27 +543,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         imp_raw = bench_import(variants, args.runs, args.warmup_runs, cwd, env)
 
         log("instruction counts of `import` under callgrind (deterministic)")
-        instructions = bench_instructions(variants, cwd, env)
+        instructions = {} if args.quick else bench_instructions(variants, cwd, env)
 
         spec = _call_spec(args.artifact, args.npz, manifest)
         spec.update(blocks=args.call_blocks, iters=args.call_iters, warmup=args.call_warmup)
         log(f"call benchmark: {spec['function']} x {args.call_rounds} rounds")
         call_raw = bench_call(variants, spec, args.call_rounds, cwd, env)
 
-    load_after = os.getloadavg()
     imp = summarize_import(imp_raw, "floor")
     call = summarize_call(call_raw, "apache")
     targets = compute_targets(imp, call, ours_keys)
     results: dict[str, Any] = {
-        "schema_version": 1,
-        "benchmark": "core_bench",
-        "created_unix": int(time.time()),
-        "duration_s": round(time.perf_counter() - t_begin, 1),
-        "machine": {
-            **machine_info(),
-            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
-            "loadavg_1_5_15_after": [round(x, 2) for x in load_after],
-        },
+        **run_header("core_bench", t_begin, load_before, machine_info()),
         "venvs": venvs,
         "config": {
             "import_runs": args.runs,
@@ -793,15 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "all_targets_pass": all(t["pass"] for t in targets),
         "raw": {"import": imp_raw, "call": call_raw},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    log(f"wrote {args.out}")
-    md = render_markdown(results, variants)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(md)
-        log(f"wrote {args.markdown}")
-    print(md)
+    publish(results, args.out, args.markdown, render_markdown(results, variants))
     for t in targets:
         print(
             f"{t['name']:>14} [{t['variant']}]: {t['measured']} {t['unit']} "

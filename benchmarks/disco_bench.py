@@ -31,9 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, publish, run_child, run_header
+from _harness import alternate, bench_parser, child_env, log, machine_info, publish, run_header
 from _stats import summarize
-from core_bench import machine_info
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -63,32 +62,18 @@ def run_allreduce(args: argparse.Namespace) -> dict[str, Any]:
     rounds = 1 if args.quick else 2
     results: dict[str, Any] = {}
     for workers in (2, 4):
-        samples: dict[str, dict[str, list[float]]] = {"ours-process": {}, "ours-threaded": {}, "gloo": {}}
-        for r in range(rounds):
-            order = ["ours-process", "gloo", "ours-threaded"]
-            for variant in order if r % 2 == 0 else order[::-1]:
-                log(f"allreduce: {variant}, {workers} workers, round {r + 1}")
-                if variant == "gloo":
-                    argv = [
-                        args.torch_python,
-                        str(HERE / "_gloo_allreduce_child.py"),
-                        str(workers),
-                        p,
-                        repeats,
-                    ]
-                else:
-                    kind = variant.split("-")[1]
-                    argv = [
-                        args.ours_python,
-                        str(HERE / "_disco_bench_child.py"),
-                        "allreduce",
-                        kind,
-                        str(workers),
-                    ]
-                    argv += [p, repeats]
-                _, out = run_child(argv, cwd=str(HERE), env=env)
-                for size, secs in json.loads(last_line(out)).items():
-                    samples[variant].setdefault(size, []).extend(secs)
+        log(f"allreduce: {workers} workers")
+        variants = {
+            "ours-process": [args.ours_python, str(HERE / "_disco_bench_child.py"), "allreduce", "process"],
+            "gloo": [args.torch_python, str(HERE / "_gloo_allreduce_child.py")],
+            "ours-threaded": [args.ours_python, str(HERE / "_disco_bench_child.py"), "allreduce", "threaded"],
+        }
+        variants = {key: [*argv, str(workers), p, repeats] for key, argv in variants.items()}
+        samples: dict[str, dict[str, list[float]]] = {key: {} for key in variants}
+        for key, runs in alternate(variants, rounds, str(HERE), env).items():
+            for run in runs:
+                for size, secs in run.items():
+                    samples[key].setdefault(size, []).extend(secs)
         for size in map(str, sizes):
             row = {v: summarize([s * 1e6 for s in samples[v][size]]).to_dict() for v in samples}
             ratio = row["ours-process"]["median"] / row["gloo"]["median"]
@@ -101,12 +86,10 @@ def run_allreduce(args: argparse.Namespace) -> dict[str, Any]:
 def run_decode(args: argparse.Namespace) -> dict[str, Any]:
     env = child_env({"PYTHONPATH": str(HERE)})
     steps = "16" if args.quick else "48"
+    argv = [args.ours_python, str(HERE / "_disco_bench_child.py"), "decode", str(ARTIFACTS), steps]
     merged: dict[str, list[float]] = {}
-    for r in range(1 if args.quick else 3):
-        log(f"decode: round {r + 1}")
-        argv = [args.ours_python, str(HERE / "_disco_bench_child.py"), "decode", str(ARTIFACTS), steps]
-        _, out = run_child(argv, cwd=str(HERE), env=env)
-        for name, ms in json.loads(last_line(out)).items():
+    for run in alternate({"decode": argv}, 1 if args.quick else 3, str(HERE), env)["decode"]:
+        for name, ms in run.items():
             merged.setdefault(name, []).extend(ms)
     return {name: summarize(ms).to_dict() for name, ms in merged.items()}
 
@@ -143,12 +126,7 @@ def render(allreduce: dict[str, Any], decode: dict[str, Any], machine: dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ours-python", required=True, help="python of a venv with tvm[extra]")
-    p.add_argument("--torch-python", required=True, help="python of a venv with torch (CPU) for gloo")
-    p.add_argument("--out", type=Path, default=Path("results/disco_bench.json"))
-    p.add_argument("--markdown", type=Path)
-    p.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
+    p = bench_parser(__doc__, "disco_bench", {"ours": "tvm[extra]", "torch": "torch (CPU) for gloo"})
     p.add_argument("--fail-on-target", action="store_true")
     args = p.parse_args(argv)
     t_begin, load_before = time.perf_counter(), os.getloadavg()

@@ -9,7 +9,7 @@ once by apache-tvm 0.27 for ``llvm``: ``bench_sort_1m`` (``R.sort`` of 1e6 float
 host code calls ``tvm.contrib.sort.sort`` / ``tvm.contrib.sort.topk``, so the time of
 ``vm["main"](x)`` is the contrib function's time plus a small, equal VM overhead.  Each child
 process, in one venv or the other, loads the artifact, checks the first result against numpy,
-then times blocks of calls.  Children alternate (ours, apache, then apache, ours, ...).
+then times blocks of calls.  Children h.alternate (ours, apache, then apache, ours, ...).
 
 Every model is measured with the runtime's default thread count and with ``TVM_NUM_THREADS=1``:
 apache-tvm sorts rows serially, ours spreads rows over the core's thread pool, so the single-
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -29,67 +28,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    child_env,
-    last_line,
-    log,
-    ours_vs_apache_parser,
-    publish,
-    ratio_targets,
-    run_child,
-    run_header,
-)
+import _harness as h
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "tests" / "artifacts" / "contrib" / "manifest.json"
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-x_np = np.random.default_rng(spec["seed"]).standard_normal(spec["shape"]).astype("float32")
-dev = tvm.cpu(0)
-x = tvm.runtime.tensor(x_np, dev)
-
-
-def check(out):
-    if spec["op"] == "sort":
-        ok = np.array_equal(out.numpy(), np.sort(x_np, axis=-1))
-    else:
-        order = np.argsort(-x_np.astype("float64"), axis=-1, kind="stable")[:, : spec["k"]]
-        ok = np.array_equal(out[1].numpy(), order) and np.array_equal(
-            out[0].numpy(), np.take_along_axis(x_np, order, axis=-1)
-        )
-    if not ok:
-        raise SystemExit("WRONG RESULT")
-
-
-vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), dev)
-f = vm["main"]
-check(f(x))
-for _ in range(spec["warmup"]):
-    f(x)
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in range(spec["iters"]):
-        f(x)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-print(json.dumps({"per_call_ns": per_call_ns}))
-"""
+CALL_NOTE = (
+    'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
+    "`tvm.contrib.sort.*`; input already on the CPU."
+)
 
 
 def bench_specs(manifest: Path) -> list[dict[str, Any]]:
@@ -100,92 +48,67 @@ def bench_specs(manifest: Path) -> list[dict[str, Any]]:
 def bench_one(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    raw: dict[str, dict[str, list[float]]] = {k: {"per_call_ms": [], "child_medians_ms": []} for k in pythons}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            ms = [ns / 1e6 for ns in json.loads(last_line(out))["per_call_ns"]]
-            raw[key]["per_call_ms"].extend(ms)
-            raw[key]["child_medians_ms"].append(median(ms))
-    return raw
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
+    return {key: h.per_call(runs, "ms") for key, runs in children.items()}
 
 
 def summarize_one(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_ms"], ref["child_medians_ms"])]
     out: dict[str, Any] = {
         key: {"per_call_ms": summarize(r["per_call_ms"]).to_dict(4)} for key, r in raw.items()
     }
     out["ratio_ours_vs_apache"] = {
         "per_call_median": round(ratio(median(ours["per_call_ms"]), median(ref["per_call_ms"])), 4),
-        "per_call_paired_median": round(median(paired), 4),
+        "per_call_paired_median": round(
+            h.paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4
+        ),
     }
     return out
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| workload | threads | ours (ms/call) | apache-tvm 0.27 (ms/call) | ratio | target |",
-        "|---|---|---|---|---|---|",
+    header = "workload | threads | ours (ms/call) | apache-tvm 0.27 (ms/call) | ratio | target"
+    rows = [
+        [
+            m["description"],
+            m["threads"],
+            h.cell(m["ours"]["per_call_ms"]),
+            h.cell(m["apache"]["per_call_ms"]),
+            r,
+        ]
+        for m in results["workloads"].values()
+        for r in [h.ratio_verdict(m["ratio_ours_vs_apache"]["per_call_median"], RATIO_LIMIT)]
     ]
-
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.3f} ({s['p10']:.3f}-{s['p90']:.3f})"
-
-    for m in results["workloads"].values():
-        r = m["ratio_ours_vs_apache"]["per_call_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {m['description']} | {m['threads']} | {cell(m['ours']['per_call_ms'])} | "
-            f"{cell(m['apache']['per_call_ms'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} calls "
-        f"per variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs. "
-        'Call = `vm["main"](x)` of the same apache-tvm 0.27 llvm artifact, whose host code calls '
-        "`tvm.contrib.sort.*`; input already on the CPU.",
-    ]
-    return "\n".join(lines) + "\n"
+    return h.markdown_table(header, rows, f"{h.blocks_note(results)}. {CALL_NOTE}")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
+    p = h.ours_vs_apache_parser(__doc__, "extra_bench", ours_needs="tvm-runtime[extra]")
     p.add_argument("--manifest", type=Path, default=MANIFEST)
-    p.add_argument("--rounds", type=int, default=4, help="children per variant and workload (default 4)")
-    p.add_argument("--blocks", type=int, default=5, help="timed blocks per child (default 5)")
-    p.add_argument("--iters", type=int, default=5, help="calls per block (default 5)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed calls per child (default 2)")
     p.add_argument(
         "--threads",
         default="default,1",
         help="comma-separated TVM_NUM_THREADS settings ('default' = unset); default 'default,1'",
     )
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    h.add_counts(p, rounds=4, blocks=5, iters=5, warmup=2)
+    return h.parse_counts(p, argv, rounds=1, blocks=2, iters=2, warmup=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     specs = bench_specs(args.manifest)
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
     workloads: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="extra_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, child_env()) for key, py in pythons.items()}
-        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
-            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        venvs = h.probe_venvs(pythons, cwd, h.child_env())
         for threads in args.threads.split(","):
-            env = child_env({} if threads == "default" else {"TVM_NUM_THREADS": threads})
+            env = h.child_env({} if threads == "default" else {"TVM_NUM_THREADS": threads})
             for spec in specs:
-                spec = dict(spec, blocks=args.blocks, iters=args.iters, warmup=args.warmup)
+                spec = dict(
+                    spec, task="contrib_sort", blocks=args.blocks, iters=args.iters, warmup=args.warmup
+                )
                 label = f"{spec['name']}@{threads}"
                 t0 = time.perf_counter()
                 raw = bench_one(spec, pythons, args.rounds, cwd, env)
@@ -195,36 +118,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     **summarize_one(raw),
                 }
                 raw_all[label] = raw
-                m = workloads[label]
-                log(
-                    f"  {label:22s} ours {m['ours']['per_call_ms']['median']:9.3f} ms"
-                    f"  apache {m['apache']['per_call_ms']['median']:9.3f} ms"
-                    f"  ratio {m['ratio_ours_vs_apache']['per_call_median']:.3f}"
-                    f"  ({time.perf_counter() - t0:.0f}s)"
+                h.log_pair(
+                    label,
+                    workloads[label]["ours"]["per_call_ms"],
+                    workloads[label]["apache"]["per_call_ms"],
+                    "ms",
+                    t0,
                 )
-    targets = ratio_targets(
+    targets = h.ratio_targets(
         workloads, "sort_time", "workload", "x apache-tvm (median ms per vm['main'] call)", RATIO_LIMIT
     )
-    results: dict[str, Any] = {
-        **run_header("extra_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "threads": args.threads,
-            "manifest": str(args.manifest),
-            "units": {"per_call": "milliseconds"},
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args, threads=args.threads, manifest=str(args.manifest), units={"per_call": "milliseconds"}
+        ),
         "workloads": workloads,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return h.finish("extra_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ within 10% of pyopencl.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -39,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from _harness import child_env, host_info, interleaved, last_line, log, write_json  # noqa: E402
+from _harness import bench_parser, child_env, host_info, interleaved, last_line, log, publish, quick_counts  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -264,13 +263,12 @@ def render(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "firstcall_bench.json")
-    ap.add_argument("--markdown", type=Path, default=ROOT / "results" / "firstcall_bench.md")
+    ap = bench_parser(__doc__, "firstcall_bench")
     ap.add_argument("--repeats", type=int, default=5, help="fresh processes per measurement")
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     ap.add_argument("--steady-rounds", type=int, default=40)
     args = ap.parse_args()
+    quick_counts(args, repeats=1, steady_rounds=4)
 
     import numpy as np
 
@@ -299,11 +297,7 @@ def main() -> int:
             results["steady"] = steady_vs_pyopencl(args.steady_rounds)
     results["env"]["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     results["targets"] = evaluate(results)
-    write_json(args.out, results)
-    text = render(results)
-    args.markdown.parent.mkdir(parents=True, exist_ok=True)
-    args.markdown.write_text(text)
-    print(text)
+    publish(results, args.out, args.markdown, render(results))
     return 0
 
 

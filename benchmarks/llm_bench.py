@@ -22,164 +22,81 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, last_line, log, ours_vs_apache_parser, publish, run_child, run_header
+import _harness as h
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 REPO = Path(__file__).resolve().parent.parent
 LLM = REPO / "tests" / "artifacts" / "llm"
 
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-cfg = json.load(open(spec["meta"]))["config"]
-data = np.load(spec["npz"])
-dev = tvm.cpu(0)
-params = [tvm.runtime.tensor(data[f"param_{i}"], dev) for i in range(spec["num_params"])]
-vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), dev)
-S = tvm.runtime.ShapeTuple
-cache = vm["create_tir_paged_kv_cache"](
-    S([cfg["max_batch_size"]]), S([cfg["max_total_seq_len"]]), S([cfg["prefill_chunk_size"]]),
-    S([cfg["page_size"]]), S([0]))
-g = tvm.get_global_func
-add, remove = g("vm.builtin.kv_state_add_sequence"), g("vm.builtin.kv_state_remove_sequence")
-begin, end = g("vm.builtin.kv_state_begin_forward"), g("vm.builtin.kv_state_end_forward")
-prefill, decode = vm["prefill"], vm["decode"]
-rng = np.random.default_rng(0)
-emb = data["param_0"]  # the embedding table: rows are token embeddings
-prompt = tvm.runtime.tensor(emb[rng.integers(0, emb.shape[0], spec["prompt"])][None], dev)
-steps = [tvm.runtime.tensor(emb[t][None, None], dev)
-         for t in rng.integers(0, emb.shape[0], spec["decode"])]
-n_prompt, prompt_len, one = S([0]), S([spec["prompt"]]), S([1])
-
-
-def run_prefill():
-    add(cache, 0)
-    begin(cache, n_prompt, prompt_len)
-    prefill(prompt, cache, params)
-    end(cache)
-
-
-def run_decode():
-    for x in steps:
-        begin(cache, n_prompt, one)
-        decode(x, cache, params)
-        end(cache)
-
-
-for _ in range(spec["warmup"]):
-    run_prefill()
-    run_decode()
-    remove(cache, 0)
-prefill_ms, decode_ms = [], []
-gc.disable()
-for _ in range(spec["reps"]):
-    t = time.perf_counter_ns()
-    run_prefill()
-    prefill_ms.append((time.perf_counter_ns() - t) / 1e6)
-    t = time.perf_counter_ns()
-    run_decode()
-    decode_ms.append((time.perf_counter_ns() - t) / 1e6 / spec["decode"])
-    remove(cache, 0)
-gc.enable()
-print(json.dumps({"prefill_ms": prefill_ms, "decode_ms_per_token": decode_ms}))
-"""
-
 SERIES = {"prefill_ms": "prefill (ms)", "decode_ms_per_token": "decode (ms/token)"}
 
 
 def bench(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]):
-    raw = {key: {s: [] for s in SERIES} for key in pythons}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            rec = json.loads(last_line(out))
-            for s in SERIES:
-                raw[key][s].extend(rec[s])
-    return raw
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
+    return {key: {s: [v for run in runs for v in run[s]] for s in SERIES} for key, runs in children.items()}
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| measurement | ours | apache-tvm 0.27 | ratio | target |",
-        "|---|---|---|---|---|",
+    rows = [
+        [
+            label,
+            h.cell(m["ours"]),
+            h.cell(m["apache"]),
+            h.ratio_verdict(m["ratio_ours_vs_apache"], RATIO_LIMIT),
+        ]
+        for s, label in SERIES.items()
+        for m in [results["series"][s]]
     ]
-    for s, label in SERIES.items():
-        m = results["series"][s]
-        r = m["ratio_ours_vs_apache"]
-        cell = lambda x: f"{x['median']:.3f} ({x['p10']:.3f}-{x['p90']:.3f})"  # noqa: E731
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {label} | {cell(m['ours'])} | {cell(m['apache'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    cfg = results["config"]
+    note = (
         f"median (p10-p90) of {cfg['rounds']} children x {cfg['reps']} requests per variant, "
         f"interleaved; prompt {cfg['prompt']} tokens, {cfg['decode']} decode steps per request; "
-        f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"{h.machine_note(results)}."
+    )
+    return h.markdown_table(["measurement", "ours", "apache-tvm 0.27", "ratio", "target"], rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "llm_bench")
-    p.add_argument("--rounds", type=int, default=6, help="children per variant (default 6)")
-    p.add_argument("--reps", type=int, default=30, help="timed requests per child (default 30)")
-    p.add_argument("--warmup", type=int, default=5, help="untimed requests per child (default 5)")
+    p = h.ours_vs_apache_parser(__doc__, "llm_bench")
     p.add_argument("--prompt", type=int, default=48, help="prompt tokens (default 48)")
     p.add_argument("--decode", type=int, default=32, help="decode steps per request (default 32)")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    if min(args.rounds, args.reps, args.prompt, args.decode) < 1 or args.warmup < 0:
+    h.add_counts(p, unit="requests", rounds=6, reps=30, warmup=5)
+    args = h.parse_counts(p, argv, rounds=1, reps=3, warmup=1)
+    if min(args.prompt, args.decode) < 1:
         p.error("counts must be positive")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     meta = json.loads((LLM / "tiny_llama.json").read_text())
     cfg = meta["config"]
     if args.prompt > cfg["prefill_chunk_size"] or args.prompt + args.decode > cfg["max_total_seq_len"]:
         raise SystemExit("prompt/decode lengths exceed the model's cache configuration")
     spec = {
+        "task": "llm_request",
         "artifact": str(LLM / "tiny_llama_cpu.so"),
         "npz": str(LLM / "tiny_llama.npz"),
         "meta": str(LLM / "tiny_llama.json"),
         "num_params": len(meta["param_names"]),
         "prompt": args.prompt,
         "decode": args.decode,
-        "reps": args.reps,
+        "blocks": args.reps,
         "warmup": args.warmup,
     }
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
+    env = h.child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
     with tempfile.TemporaryDirectory(prefix="llm_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
-        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
-            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        venvs = h.probe_venvs(pythons, cwd, env)
         raw = bench(spec, pythons, args.rounds, cwd, env)
     series: dict[str, Any] = {}
     targets = []
@@ -197,27 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pass": r <= RATIO_LIMIT,
             }
         )
-        log(f"  {SERIES[s]:18s} ours {ours.median:8.3f}  apache {ref.median:8.3f}  ratio {r:.3f}")
-    results: dict[str, Any] = {
-        **run_header("llm_bench", t_begin, load_before, machine_info()),
+        h.log(f"  {SERIES[s]:18s} ours {ours.median:8.3f}  apache {ref.median:8.3f}  ratio {r:.3f}")
+    body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "reps": args.reps,
-            "warmup": args.warmup,
-            "prompt": args.prompt,
-            "decode": args.decode,
-            "num_threads": args.num_threads,
-            "units": "milliseconds",
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args, prompt=args.prompt, decode=args.decode, num_threads=args.num_threads, units="milliseconds"
+        ),
         "series": series,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return h.finish("llm_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

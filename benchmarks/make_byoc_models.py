@@ -34,38 +34,25 @@ import generate_byoc as byoc  # noqa: E402  (the 0.27-format writers of the BYOC
 RNG = np.random.default_rng(20261127)
 
 
-def _conv_llvm(n, ci, hw, co):
-    @tvm.script.ir_module
-    class Conv:
-        @R.function
-        def main(
-            x: R.Tensor((n, ci, hw, hw), "float32"),
-            w: R.Tensor((co, ci, 3, 3), "float32"),
-            b: R.Tensor((1, co, 1, 1), "float32"),
-        ):
-            with R.dataflow():
-                y = R.nn.relu(R.add(R.nn.conv2d(x, w, padding=(1, 1)), b))
-                R.output(y)
-            return y
-
-    return Conv
+def _llvm_model(x_shape, w_shape, b_shape, layer):
+    """``main(x, w, b) = layer(x, w, b)``, the llvm variant before its weights are bound."""
+    params = [
+        relax.Var(n, relax.TensorType(s, "float32")) for n, s in zip("xwb", (x_shape, w_shape, b_shape))
+    ]
+    bb = relax.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            y = bb.emit_output(layer(*params), name_hint="y")
+        bb.emit_func_output(y)
+    return bb.get()
 
 
-def _dense_llvm(n, k, units):
-    @tvm.script.ir_module
-    class Dense:
-        @R.function
-        def main(
-            x: R.Tensor((n, k), "float32"),
-            w: R.Tensor((units, k), "float32"),
-            b: R.Tensor((units,), "float32"),
-        ):
-            with R.dataflow():
-                y = R.nn.gelu(R.add(R.matmul(x, R.permute_dims(w)), b))
-                R.output(y)
-            return y
+def _conv_bias_relu(x, w, b):
+    return relax.op.nn.relu(relax.op.add(relax.op.nn.conv2d(x, w, padding=(1, 1)), b))
 
-    return Dense
+
+def _dense_bias_gelu(x, w, b):
+    return relax.op.nn.gelu(relax.op.add(relax.op.matmul(x, relax.op.permute_dims(w)), b))
 
 
 def _offloaded(symbol, in_shape, out_shape):
@@ -111,14 +98,14 @@ def make(name: str, out: Path) -> dict:
         in_shape, out_shape = (n, ci, hw, hw), (n, co, hw, hw)
         w = RNG.standard_normal((co, ci, 3, 3)).astype("float32") * 0.1
         b = RNG.standard_normal((1, co, 1, 1)).astype("float32")
-        llvm_mod = _conv_llvm(n, ci, hw, co)
+        llvm_mod = _llvm_model(in_shape, w.shape, b.shape, _conv_bias_relu)
         op, attrs, symbol = "dnnl.conv2d_bias_relu", byoc.CONV_ATTRS, byoc.CONV
     else:
         n, k, units = spec["dims"]
         in_shape, out_shape = (n, k), (n, units)
         w = RNG.standard_normal((units, k)).astype("float32") * 0.03
         b = RNG.standard_normal((units,)).astype("float32")
-        llvm_mod = _dense_llvm(n, k, units)
+        llvm_mod = _llvm_model(in_shape, w.shape, b.shape, _dense_bias_gelu)
         op, attrs, symbol = "dnnl.dense_bias_gelu", {"units": units, "out_dtype": ""}, byoc.DENSE
     x = RNG.standard_normal(in_shape).astype("float32")
 

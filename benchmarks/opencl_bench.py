@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,7 +37,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+import _harness as h  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts"
@@ -138,7 +137,7 @@ def run_config(artifacts: Path, quick: bool) -> dict:
     cl.enqueue_copy(queue, got, dc)
     assert np.allclose(c.numpy(), x + y) and np.allclose(got, x + y)
 
-    tiny = interleaved(
+    tiny = h.interleaved(
         {
             "ours: f(a,b,c); dev.sync()": ours,
             "pyopencl: knl(queue,...); queue.finish()": pyopencl_call,
@@ -181,7 +180,7 @@ def run_config(artifacts: Path, quick: bool) -> dict:
     assert np.allclose(t_c.numpy(), a_mat @ b_mat, atol=1e-4) and np.allclose(
         c_host, a_mat @ b_mat, atol=1e-4
     )
-    matmul = interleaved(
+    matmul = h.interleaved(
         {"ours: matmul(A,B,C); dev.sync()": ours_mm, "pyopencl: knl(...); finish()": pyopencl_mm},
         rounds=max(100 // scale, 2),
         block=10,
@@ -222,11 +221,11 @@ def table(results: dict) -> str:
     for config, res in results["configs"].items():
         env = res["env"]
         lines.append(f"\n## PoCL `{config}` device: {env['device']} ({env['driver_version']})\n")
-        lines.extend(SUMMARY_TABLE_HEADER)
+        lines.extend(h.SUMMARY_TABLE_HEADER)
         for group in ("tiny", "matmul"):
             for label, s in res[group].items():
                 prefix = "tiny_add launch+finish" if group == "tiny" else "matmul 64x32x48"
-                lines.append(summary_row(f"{prefix}, {label}", s))
+                lines.append(h.summary_row(f"{prefix}, {label}", s))
         r, g = res["ratios"], res["matmul_gflops_at_median"]
         lines.append("")
         lines.append(
@@ -240,10 +239,8 @@ def table(results: dict) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
+    ap = h.bench_parser(__doc__, "opencl_bench")
     ap.add_argument("--artifacts", type=Path, default=DEFAULT_ARTIFACTS)
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -254,26 +251,13 @@ def main() -> int:
     configs = {}
     for config, extra_env in (("pthread (default)", {}), ("basic", {"POCL_DEVICES": "basic"})):
         # Each configuration in a fresh process: PoCL reads POCL_DEVICES once, at first use.
-        cmd = [sys.executable, __file__, "--child", "--artifacts", str(args.artifacts)]
-        if args.quick:
-            cmd.append("--quick")
         env = dict(os.environ)
         env.pop("POCL_DEVICES", None)
         env.update(extra_env)
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr)
-            return proc.returncode
-        configs[config] = summarize_config(json.loads(proc.stdout))
-    results = {
-        "benchmark": "tvm-runtime-opencl vs pyopencl",
-        "env": host_info(np.__version__),
-        "configs": configs,
-    }
-    print(table(results))
-    if args.json:
-        write_json(args.json, results)
-    return 0
+        flags = ["--artifacts", str(args.artifacts), *["--quick"] * args.quick]
+        configs[config] = summarize_config(h.rerun_self(__file__, flags, env))
+    body = {"configs": configs}
+    return h.report(args, "tvm-runtime-opencl vs pyopencl", np.__version__, body, table(body))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ A benchmark, not a test: it writes numbers, it does not assert targets.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -35,7 +34,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import host_info, log, write_json  # noqa: E402
+from _child import paged_kv_cache  # noqa: E402
+from _harness import bench_parser, host_info, log, publish  # noqa: E402
 
 ARTIFACTS = HERE.parent / "tests" / "artifacts"
 
@@ -119,13 +119,7 @@ def measure_decoder(quick: bool) -> dict[str, Any]:
     params = [tvm.runtime.tensor(data[f"param_{i}"], dev) for i in range(len(meta["param_names"]))]
     vm = VirtualMachine(tvm.runtime.load_module(str(llm / "tiny_llama_cpu.so")), dev)
     shape = tvm.runtime.ShapeTuple
-    cache = vm["create_tir_paged_kv_cache"](
-        shape([cfg["max_batch_size"]]),
-        shape([cfg["max_total_seq_len"]]),
-        shape([cfg["prefill_chunk_size"]]),
-        shape([cfg["page_size"]]),
-        shape([0]),
-    )
+    cache = paged_kv_cache(vm["create_tir_paged_kv_cache"], cfg, shape)
     g = tvm.get_global_func
     add, begin, end = (
         g("vm.builtin.kv_state_add_sequence"),
@@ -208,11 +202,8 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--json", type=Path, default=Path("results/profile_bench.json"))
-    p.add_argument("--markdown", type=Path)
+    p = bench_parser(__doc__, "profile_bench")
     p.add_argument("--models-dir", type=Path)
-    p.add_argument("--quick", action="store_true")
     args = p.parse_args()
     rows = []
     for case in _cases(args.models_dir):
@@ -222,11 +213,8 @@ def main() -> None:
             rows.append(r)
     log("tiny decoder on cpu")
     rows.append(measure_decoder(args.quick))
-    rendered = render(rows)
-    write_json(args.json, {"benchmark": "profile", "machine": host_info(np.__version__), "rows": rows})
-    if args.markdown:
-        args.markdown.write_text(rendered + "\n")
-    print(rendered)
+    results = {"benchmark": "profile", "machine": host_info(np.__version__), "rows": rows}
+    publish(results, args.out, args.markdown, render(rows) + "\n")
 
 
 if __name__ == "__main__":

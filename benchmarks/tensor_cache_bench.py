@@ -16,8 +16,6 @@ the two venvs are interleaved (ours, apache, then apache, ours, ...). Target: me
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import tempfile
 import time
@@ -25,72 +23,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    child_env,
-    last_line,
-    log,
-    ours_vs_apache_parser,
-    publish,
-    ratio_targets,
-    run_child,
-    run_header,
-)
+import _harness as h
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.0
 MATRIX = (1024, 1024)  # 4 MB of float32 per weight
 
-_WRITER = """\
-import json, sys
-import numpy as np
-from tvm.contrib import tvmjs
-
-spec = json.loads(sys.argv[1])
-rng = np.random.default_rng(0)
-params = {f"layers.{i}.weight": rng.standard_normal(spec["shape"], dtype=np.float32)
-          for i in range(spec["count"])}
-tvmjs.dump_tensor_cache(params, spec["dir"], encode_format=spec["format"], shard_cap_mb=32,
-                        show_progress=False)
-"""
-
-_CHILD = """\
-import json, sys, time
-import numpy as np
-import tvm
-
-spec = json.loads(sys.argv[1])
-load = tvm.get_global_func("vm.builtin.tensor_cache.load")
-get = tvm.get_global_func("vm.builtin.tensor_cache.get")
-clear = tvm.get_global_func("vm.builtin.tensor_cache.clear")
-now = time.perf_counter_ns
-ms = []
-for _ in range(spec["loads"]):
-    clear()
-    t = now(); load(spec["dir"], 1, 0); ms.append((now() - t) / 1e6)
-checksum = [float(np.float64(get(n).numpy()[::97, ::89].sum())) for n in spec["names"]]
-clear()
-print(json.dumps({"load_ms": ms, "checksum": checksum}))
-"""
-
 
 def write_cache(apache_python: str, directory: Path, count: int, fmt: str, cwd: str, env: dict) -> None:
-    spec = {"dir": str(directory), "count": count, "shape": list(MATRIX), "format": fmt}
-    run_child([apache_python, "-c", _WRITER, json.dumps(spec)], cwd, env)
+    spec = {"task": "write_tensor_cache", "dir": str(directory), "count": count, "shape": list(MATRIX)}
+    h.run_task(apache_python, {**spec, "format": fmt}, cwd, env)
 
 
 def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict) -> dict:
-    raw: dict[str, dict[str, list[float]]] = {key: {"load_ms": [], "child_medians_ms": []} for key in pythons}
-    checksums: dict[str, list[float]] = {}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            rec = json.loads(last_line(out))
-            raw[key]["load_ms"].extend(rec["load_ms"])
-            raw[key]["child_medians_ms"].append(median(rec["load_ms"]))
-            checksums[key] = rec["checksum"]
-    if checksums["ours"] != checksums["apache"]:
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
+    raw: dict[str, dict[str, list[float]]] = {}
+    for key, runs in children.items():
+        load_ms, child_medians_ms = h.pool(runs, "load_ms")
+        raw[key] = {"load_ms": load_ms, "child_medians_ms": child_medians_ms}
+    if children["ours"][-1]["checksum"] != children["apache"][-1]["checksum"]:
         raise SystemExit(f"WRONG RESULT: the two runtimes loaded different weights from {spec['dir']}")
     return raw
 
@@ -98,10 +49,9 @@ def bench_cache(spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd:
 def summarize_cache(raw: dict[str, dict[str, list[float]]], megabytes: float) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
     out: dict[str, Any] = {key: {k: summarize(v).to_dict(3) for k, v in r.items()} for key, r in raw.items()}
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_ms"], ref["child_medians_ms"])]
     out["ratio_ours_vs_apache"] = {
         "per_load_median": round(ratio(median(ours["load_ms"]), median(ref["load_ms"])), 4),
-        "paired_child_median": round(median(paired), 4),
+        "paired_child_median": round(h.paired_median(ours["child_medians_ms"], ref["child_medians_ms"]), 4),
     }
     out["ours_gb_per_s"] = round(megabytes / 1e3 / (median(ours["load_ms"]) / 1e3), 3)
     out["apache_gb_per_s"] = round(megabytes / 1e3 / (median(ref["load_ms"]) / 1e3), 3)
@@ -109,72 +59,63 @@ def summarize_cache(raw: dict[str, dict[str, list[float]]], megabytes: float) ->
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| encoding | float32 weights | load, ours (ms) | apache-tvm 0.27 (ms) | ratio | target |",
-        "|---|---|---|---|---|---|",
+    header = ["encoding", "float32 weights", "load, ours (ms)", "apache-tvm 0.27 (ms)", "ratio", "target"]
+    cfg = results["config"]
+    rows = [
+        [
+            fmt,
+            f"{cfg['megabytes']:.0f} MB",
+            h.cell(c["ours"]["load_ms"], 1),
+            h.cell(c["apache"]["load_ms"], 1),
+            r,
+        ]
+        for fmt, c in results["caches"].items()
+        for r in [h.ratio_verdict(c["ratio_ours_vs_apache"]["per_load_median"], RATIO_LIMIT)]
     ]
-
-    def cell(s: dict[str, float]) -> str:
-        return f"{s['median']:.1f} ({s['p10']:.1f}-{s['p90']:.1f})"
-
-    for fmt, c in results["caches"].items():
-        r = c["ratio_ours_vs_apache"]["per_load_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {fmt} | {results['config']['megabytes']:.0f} MB | {cell(c['ours']['load_ms'])} | "
-            f"{cell(c['apache']['load_ms'])} | {r:.3f}x | <= {RATIO_LIMIT}x {verdict} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
+    note = (
         f"`vm.builtin.tensor_cache.load` onto the CPU, median (p10-p90) of {cfg['rounds']} children x "
         f"{cfg['loads']} loads per runtime, interleaved; cache written by apache-tvm 0.27's "
-        f"dump_tensor_cache (32 MB shards), files in the page cache; "
-        f"{mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"dump_tensor_cache (32 MB shards), files in the page cache; {h.machine_note(results)}."
+    )
+    return h.markdown_table(header, rows, note)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "tensor_cache_bench")
+    p = h.ours_vs_apache_parser(__doc__, "tensor_cache_bench")
     p.add_argument("--mb", type=int, default=256, help="float32 megabytes of weights (multiple of 4)")
     p.add_argument("--rounds", type=int, default=4, help="children per runtime and encoding")
     p.add_argument("--loads", type=int, default=5, help="timed loads per child")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    h.quick_counts(args, mb=16, rounds=1, loads=2)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env()
+    env = h.child_env()
     count = max(1, args.mb // 4)
     megabytes = count * MATRIX[0] * MATRIX[1] * 4 / 1e6
     caches: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tensor_cache_bench_") as cwd:
-        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
+        venvs = h.probe_venvs(pythons, cwd, env)
         for fmt in ("raw", "f32-to-bf16"):
             directory = Path(cwd) / fmt
             write_cache(args.apache_python, directory, count, fmt, cwd, env)
             spec = {
+                "task": "tensor_cache_load",
                 "dir": str(directory),
-                "loads": args.loads,
+                "blocks": args.loads,
                 "names": [f"layers.{i}.weight" for i in range(count)],
             }
             t0 = time.perf_counter()
             raw = bench_cache(spec, pythons, args.rounds, cwd, env)
             caches[fmt] = summarize_cache(raw, megabytes)
             raw_all[fmt] = raw
-            c = caches[fmt]
-            log(
-                f"  {fmt:12s} ours {c['ours']['load_ms']['median']:8.1f} ms"
-                f"  apache {c['apache']['load_ms']['median']:8.1f} ms"
-                f"  ratio {c['ratio_ours_vs_apache']['per_load_median']:.3f}"
-                f"  ({time.perf_counter() - t0:.0f}s)"
-            )
-    targets = ratio_targets(
+            h.log_pair(fmt, caches[fmt]["ours"]["load_ms"], caches[fmt]["apache"]["load_ms"], "ms", t0)
+    targets = h.ratio_targets(
         caches,
         "tensor_cache_load",
         "encoding",
@@ -182,17 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         RATIO_LIMIT,
         ratio_key="per_load_median",
     )
-    results: dict[str, Any] = {
-        **run_header("tensor_cache_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
         "config": {"rounds": args.rounds, "loads": args.loads, "megabytes": megabytes},
         "caches": caches,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 0
+    return h.finish("tensor_cache_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

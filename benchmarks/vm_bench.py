@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,69 +31,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import (
-    child_env,
-    last_line,
-    log,
-    ours_vs_apache_parser,
-    publish,
-    ratio_targets,
-    run_child,
-    run_header,
-)
+import _harness as h
 from _stats import median, ratio, summarize
-from core_bench import machine_info, probe_venv
 
 RATIO_LIMIT = 1.05
 REPO = Path(__file__).resolve().parent.parent
-
-_CHILD = """\
-import gc
-import json
-import sys
-import time
-
-import numpy as np
-
-spec = json.loads(sys.argv[1])
-import tvm
-from tvm.runtime.vm import VirtualMachine
-
-data = np.load(spec["npz"])
-dev = tvm.cpu(0)
-args = tuple(tvm.runtime.tensor(data[k], dev) for k in spec["inputs"])
-
-
-def check(out, when):
-    outs = list(out) if len(spec["outputs"]) > 1 else [out]
-    for key, t in zip(spec["outputs"], outs):
-        got, want = t.numpy(), data[key]
-        if got.shape != want.shape or not np.allclose(got, want, rtol=spec["rtol"], atol=spec["atol"]):
-            raise SystemExit(f"WRONG RESULT ({when}) for {key!r}")
-
-
-t0 = time.perf_counter()
-mod = tvm.runtime.load_module(spec["artifact"])
-vm = VirtualMachine(mod, dev)
-f = vm["main"]
-out = f(*args)
-cold_ms = (time.perf_counter() - t0) * 1e3
-check(out, "first call")
-del out
-for _ in range(spec["warmup"]):
-    f(*args)
-rng = range(spec["iters"])
-per_call_ns = []
-gc.disable()
-for _ in range(spec["blocks"]):
-    t = time.perf_counter_ns()
-    for _ in rng:
-        f(*args)
-    per_call_ns.append((time.perf_counter_ns() - t) / spec["iters"])
-gc.enable()
-check(f(*args), "after timing")
-print(json.dumps({"per_call_ns": per_call_ns, "cold_ms": cold_ms}))
-"""
+CALL_NOTE = (
+    'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
+    "VirtualMachine + first call."
+)
 
 
 def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
@@ -125,22 +70,18 @@ def model_specs(manifest: Path, names: Sequence[str]) -> list[dict[str, Any]]:
 def bench_model(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, cwd: str, env: dict[str, str]
 ) -> dict[str, dict[str, list[float]]]:
-    raw = {key: {"per_call_us": [], "child_medians_us": [], "cold_ms": []} for key in pythons}
-    order = list(pythons)
-    for r in range(rounds):
-        for key in order if r % 2 == 0 else reversed(order):
-            _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(spec)], cwd, env)
-            rec = json.loads(last_line(out))
-            us = [ns / 1e3 for ns in rec["per_call_ns"]]
-            raw[key]["per_call_us"].extend(us)
-            raw[key]["child_medians_us"].append(median(us))
-            raw[key]["cold_ms"].append(rec["cold_ms"])
+    children = h.alternate_spec(pythons, spec, rounds, cwd, env)
+    raw = {}
+    for key, runs in children.items():
+        raw[key] = {
+            **h.per_call(runs, "us"),
+            "cold_ms": [run["cold_ms"] for run in runs],
+        }
     return raw
 
 
 def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     ours, ref = raw["ours"], raw["apache"]
-    paired = [ratio(a, b) for a, b in zip(ours["child_medians_us"], ref["child_medians_us"])]
     out: dict[str, Any] = {
         key: {
             "per_call_us": summarize(r["per_call_us"]).to_dict(3),
@@ -154,106 +95,69 @@ def summarize_model(raw: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         "per_call_p10": round(
             ratio(summarize(ours["per_call_us"]).p10, summarize(ref["per_call_us"]).p10), 4
         ),
-        "per_call_paired_median": round(median(paired), 4),
+        "per_call_paired_median": round(
+            h.paired_median(ours["child_medians_us"], ref["child_medians_us"]), 4
+        ),
         "cold_median": round(ratio(median(ours["cold_ms"]), median(ref["cold_ms"])), 4),
     }
     return out
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    lines = [
-        "| model | ours (us/call) | apache-tvm 0.27 (us/call) | ratio | target | cold: ours / apache (ms) |",
-        "|---|---|---|---|---|---|",
+    header = "model | ours (us/call) | apache-tvm 0.27 (us/call) | ratio | target | cold: ours / apache (ms)"
+    rows = [
+        f"| {label} | {h.cell(m['ours']['per_call_us'], 2)} | {h.cell(m['apache']['per_call_us'], 2)} | "
+        f"{h.ratio_verdict(m['ratio_ours_vs_apache']['per_call_median'], RATIO_LIMIT)} | "
+        f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
+        for label, m in results["models"].items()
     ]
-
-    def cell(s: dict[str, float], nd: int = 2) -> str:
-        return f"{s['median']:.{nd}f} ({s['p10']:.{nd}f}-{s['p90']:.{nd}f})"
-
-    for label, m in results["models"].items():
-        r = m["ratio_ours_vs_apache"]["per_call_median"]
-        verdict = "PASS" if r <= RATIO_LIMIT else "FAIL"
-        lines.append(
-            f"| {label} | {cell(m['ours']['per_call_us'])} | {cell(m['apache']['per_call_us'])} | "
-            f"{r:.3f}x | <= {RATIO_LIMIT}x {verdict} | "
-            f"{m['ours']['cold_ms']['median']:.1f} / {m['apache']['cold_ms']['median']:.1f} |"
-        )
-    cfg, mach = results["config"], results["machine"]
-    lines += [
-        "",
-        f"median (p10-p90) of {cfg['rounds']} children x {cfg['blocks']} blocks of {cfg['iters']} "
-        f"calls per variant, interleaved; {mach.get('cpu_model', '?')}, {mach.get('nproc', '?')} CPUs. "
-        'Call = `vm["main"](*inputs)` from Python with inputs on the CPU; cold = load_module + '
-        "VirtualMachine + first call.",
-    ]
-    return "\n".join(lines) + "\n"
+    return h.markdown_table(header, rows, f"{h.blocks_note(results)}. {CALL_NOTE}")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ours_vs_apache_parser(__doc__, "vm_bench")
+    p = h.ours_vs_apache_parser(__doc__, "vm_bench")
     p.add_argument("--manifest", type=Path, default=REPO / "tests" / "artifacts" / "manifest.json")
     p.add_argument("--models", default="mlp,mlp_dyn,convnet", help="comma-separated case names")
-    p.add_argument("--rounds", type=int, default=8, help="children per variant and model (default 8)")
-    p.add_argument("--blocks", type=int, default=15, help="timed blocks per child (default 15)")
-    p.add_argument("--iters", type=int, default=2000, help="calls per block (default 2000)")
-    p.add_argument("--warmup", type=int, default=2000, help="untimed calls per child (default 2000)")
     p.add_argument("--num-threads", type=int, help="TVM_NUM_THREADS for the children")
-    p.add_argument("--fail-on-target", action="store_true", help="exit 1 if a target is missed")
-    args = p.parse_args(argv)
-    if min(args.rounds, args.blocks, args.iters) < 1 or args.warmup < 0:
-        p.error("counts must be positive")
-    return args
+    h.add_counts(p, rounds=8, blocks=15, iters=2000, warmup=2000)
+    return h.parse_counts(p, argv, rounds=1, blocks=3, iters=200, warmup=50)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    t_begin = time.perf_counter()
-    load_before = os.getloadavg()
+    start = h.started()
     specs = model_specs(args.manifest, args.models.split(","))
     if not specs:
         raise SystemExit(f"no CPU vm cases named {args.models} in {args.manifest}")
     pythons = {"ours": args.ours_python, "apache": args.apache_python}
-    env = child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
+    env = h.child_env({} if args.num_threads is None else {"TVM_NUM_THREADS": str(args.num_threads)})
     models: dict[str, Any] = {}
     raw_all: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="vm_bench_") as cwd:  # keep the repo off sys.path
-        venvs = {key: probe_venv(py, cwd, env) for key, py in pythons.items()}
-        if "apache-tvm" in {k.lower() for k in venvs["ours"]["packages"]}:
-            raise SystemExit("the ours venv has apache-tvm installed; it must not")
+        venvs = h.probe_venvs(pythons, cwd, env)
         for spec in specs:
-            spec = dict(spec, blocks=args.blocks, iters=args.iters, warmup=args.warmup)
+            spec = dict(spec, task="vm_call", blocks=args.blocks, iters=args.iters, warmup=args.warmup)
             t0 = time.perf_counter()
             raw = bench_model(spec, pythons, args.rounds, cwd, env)
             models[spec["label"]] = summarize_model(raw)
             raw_all[spec["label"]] = raw
-            r = models[spec["label"]]["ratio_ours_vs_apache"]["per_call_median"]
-            log(
-                f"  {spec['label']:16s} ours {models[spec['label']]['ours']['per_call_us']['median']:8.2f} us"
-                f"  apache {models[spec['label']]['apache']['per_call_us']['median']:8.2f} us"
-                f"  ratio {r:.3f}  ({time.perf_counter() - t0:.0f}s)"
-            )
-    targets = ratio_targets(
+            m = models[spec["label"]]
+            h.log_pair(spec["label"], m["ours"]["per_call_us"], m["apache"]["per_call_us"], "us", t0)
+    targets = h.ratio_targets(
         models, "call_latency", "model", "x apache-tvm (median us per vm['main'] call)", RATIO_LIMIT
     )
-    results: dict[str, Any] = {
-        **run_header("vm_bench", t_begin, load_before, machine_info()),
+    body = {
         "venvs": venvs,
-        "config": {
-            "rounds": args.rounds,
-            "blocks": args.blocks,
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "num_threads": args.num_threads,
-            "manifest": str(args.manifest),
-            "units": {"per_call": "microseconds", "cold": "milliseconds"},
-            "schedule": "ours/apache children interleaved, order reversed every other round",
-        },
+        "config": h.counts_config(
+            args,
+            num_threads=args.num_threads,
+            manifest=str(args.manifest),
+            units={"per_call": "microseconds", "cold": "milliseconds"},
+        ),
         "models": models,
-        "targets": targets,
-        "all_targets_pass": all(t["pass"] for t in targets),
         "raw": raw_all,
     }
-    publish(results, args.out, args.markdown, render_markdown(results))
-    return 1 if args.fail_on_target and not results["all_targets_pass"] else 0
+    return h.finish("vm_bench", args, start, body, targets, render_markdown)
 
 
 if __name__ == "__main__":

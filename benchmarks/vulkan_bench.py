@@ -34,7 +34,6 @@ import argparse
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+import _harness as h  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 
 DEFAULT_ARTIFACTS = HERE.parent / "tests" / "artifacts" / "vulkan"
@@ -219,7 +218,7 @@ def run_config(artifacts: Path, quick: bool, any_device: bool) -> dict:
         peer.poll()
 
     rounds, block, warm = max(30 // q, 3), 100, 300 // q
-    latency = interleaved(
+    latency = h.interleaved(
         {
             "ours: trivial kernel call + Device_StreamSync": ours_trivial,
             "wgpu: trivial encode + submit + poll(wait)": wgpu_trivial,
@@ -255,7 +254,7 @@ def run_config(artifacts: Path, quick: bool, any_device: bool) -> dict:
             peer.dispatch(*w_trivial, (1, 1, 1))
         peer.poll()
 
-    batched = interleaved(
+    batched = h.interleaved(
         {
             "ours: 1000 x trivial kernel call, one Device_StreamSync": ours_batch,
             "wgpu: 1000 trivial dispatches in one pass, one submit + poll": wgpu_batch_one_pass,
@@ -294,7 +293,7 @@ def run_config(artifacts: Path, quick: bool, any_device: bool) -> dict:
         np.abs(tc.numpy() - ref).max() <= 1e-3
         and np.abs(peer.read(wc, "float32", (m, m)) - ref).max() <= 1e-3
     )
-    mm = interleaved(
+    mm = h.interleaved(
         {
             "ours: matmul128 kernel call + Device_StreamSync": ours_mm,
             "wgpu: matmul128 encode + submit + poll(wait)": wgpu_mm,
@@ -360,10 +359,10 @@ def table(results: dict) -> str:
     lines = []
     for config, res in results["configs"].items():
         lines.append(f"\n## lavapipe `{config}`: {res['env']['device']} (wgpu {res['env']['wgpu']})\n")
-        lines.extend(SUMMARY_TABLE_HEADER)
+        lines.extend(h.SUMMARY_TABLE_HEADER)
         for group, unit in (("latency", ""), ("batched", " (per dispatch)"), ("matmul", "")):
             for label, s in res[group].items():
-                lines.append(summary_row(f"{label}{unit}", s))
+                lines.append(h.summary_row(f"{label}{unit}", s))
         lines.append("")
         for name, r in res["ratios_ours_over_wgpu"].items():
             lines.append(f"- ours / wgpu, {name}: **{r:.3f}**")
@@ -416,10 +415,8 @@ def lavapipe_env() -> dict[str, str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
+    ap = h.bench_parser(__doc__, "vulkan_bench")
     ap.add_argument("--artifacts", type=Path, default=DEFAULT_ARTIFACTS)
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
     ap.add_argument("--any-device", action="store_true", help="do not insist on lavapipe")
     ap.add_argument("--config", choices=list(CONFIGS), action="append", help="run only these configurations")
     ap.add_argument(
@@ -441,25 +438,23 @@ def main() -> int:
     for config in args.config or list(CONFIGS):
         if args.quiet_gate > 0:
             busy_before[config] = round(wait_until_quiet(args.quiet_gate), 3)
-        cmd = [sys.executable, __file__, "--child", "--artifacts", str(args.artifacts)]
-        cmd += ["--quick"] * args.quick + ["--any-device"] * args.any_device
+        flags = [
+            "--artifacts",
+            str(args.artifacts),
+            *["--quick"] * args.quick,
+            *["--any-device"] * args.any_device,
+        ]
         env = lavapipe_env()
         env.update(CONFIGS[config])
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr)
-            return proc.returncode
-        configs[config] = summarize_config(json.loads(proc.stdout))
+        configs[config] = summarize_config(h.rerun_self(__file__, flags, env))
     import numpy as np
 
     results = {
         "benchmark": "tvm-runtime-vulkan vs wgpu (same SPIR-V, same device, same process)",
-        "env": {**host_info(np.__version__), "cpu_busy_before_each_config": busy_before},
+        "env": {**h.host_info(np.__version__), "cpu_busy_before_each_config": busy_before},
         "configs": configs,
     }
-    print(table(results))
-    if args.json:
-        write_json(args.json, results)
+    h.publish(results, args.out, args.markdown, table(results))
     return 0
 
 

@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import SUMMARY_TABLE_HEADER, host_info, interleaved, summary_row, write_json  # noqa: E402
+import _harness as h  # noqa: E402
 from _stats import ratio, summarize  # noqa: E402
 from vulkan_bench import lavapipe_env  # noqa: E402
 
@@ -164,7 +163,7 @@ def run(quick: bool, any_device: bool) -> dict:
         assert np.allclose(got_ours(), expected, rtol=1e-4, atol=1e-4), name
         assert np.allclose(got_peer(), expected, rtol=1e-4, atol=1e-4), name
 
-    latency = interleaved(impls, rounds=max(20 // q, 3), block=50, warmup=200 // q)
+    latency = h.interleaved(impls, rounds=max(20 // q, 3), block=50, warmup=200 // q)
 
     batch = 100
     ours_tiny, t4, pl, bg = tiny
@@ -178,7 +177,7 @@ def run(quick: bool, any_device: bool) -> dict:
         peer.dispatch(pl, bg, (1, 1, 1), count=batch)
         peer.poll()
 
-    batched = interleaved(
+    batched = h.interleaved(
         {
             f"ours webgpu: {batch} x tiny_add via host function, one dev.sync()": ours_batch,
             f"wgpu: {batch} tiny_add passes in one encoder, one submit + poll": wgpu_batch,
@@ -226,19 +225,17 @@ def table(res: dict) -> str:
     lines = [
         f"\n## {res['env']['device']} (wgpu-native {res['env']['wgpu_native']}, wgpu {res['env']['wgpu']})\n"
     ]
-    lines.extend(SUMMARY_TABLE_HEADER)
+    lines.extend(h.SUMMARY_TABLE_HEADER)
     for group, unit in (("latency", ""), ("batched", " (per dispatch)")):
         for label, s in res[group].items():
-            lines.append(summary_row(f"{label}{unit}", s))
+            lines.append(h.summary_row(f"{label}{unit}", s))
     lines.append("")
     lines.extend(f"- {name}: **{r:.3f}**" for name, r in res["ratios"].items())
     return "\n".join(lines)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write all results to this file")
-    ap.add_argument("--quick", action="store_true", help="10x fewer samples (smoke test)")
+    ap = h.bench_parser(__doc__, "webgpu_bench")
     ap.add_argument("--any-device", action="store_true", help="do not insist on lavapipe")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -247,25 +244,12 @@ def main() -> int:
         return 0
     env = lavapipe_env()  # lavapipe for every side, as in vulkan_bench.py
     env.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
-    cmd = (
-        [sys.executable, __file__, "--child"] + ["--quick"] * args.quick + ["--any-device"] * args.any_device
-    )
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        return proc.returncode
+    raw = h.rerun_self(__file__, [*["--quick"] * args.quick, *["--any-device"] * args.any_device], env)
     import numpy as np
 
-    res = summarize_run(json.loads(proc.stdout))
-    results = {
-        "benchmark": "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan",
-        "env": host_info(np.__version__),
-        "run": res,
-    }
-    print(table(res))
-    if args.json:
-        write_json(args.json, results)
-    return 0
+    res = summarize_run(raw)
+    what = "tvm-runtime-webgpu vs wgpu (same WGSL, adapter and process) and vs tvm-runtime-vulkan"
+    return h.report(args, what, np.__version__, {"run": res}, table(res))
 
 
 if __name__ == "__main__":

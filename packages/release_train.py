@@ -12,6 +12,11 @@ Each package declares itself once, in ``[tool.tvm-runtime]`` of ``packages/<dist
     extras = { opencl = "" }           # extra of tvm / tvm-runtime -> extras of this distribution
     platforms = ["linux-x86_64", "linux-aarch64"]   # where its wheels are released (this default)
     test-platforms = []                # built there for the test suite only, never released
+    test-extras = []                   # more of its extras whose index packages the tests install
+    test-require = ["opencl"]          # what CI machines provide for real: `nox -s tests` sets
+                                       # TVM_TEST_REQUIRE_<NAME>=1, so those tests fail, never skip
+    bench-requirements = ["pyopencl"]  # index packages its benchmark (benchmarks/<name>_bench.py)
+                                       # needs beside the wheels: the peer it is measured against
 
 Platforms are ``linux-x86_64``, ``linux-aarch64`` (manylinux_2_28) and ``macos-arm64``
 (macosx_11_0_arm64).  The core and the meta-package must be released wherever any backend is;
@@ -89,6 +94,16 @@ class Package:
     extras: dict[str, str] = field(default_factory=dict)
     platforms: tuple[str, ...] = DEFAULT_PLATFORMS
     test_platforms: tuple[str, ...] = ()
+    test_extras: tuple[str, ...] = ()
+    test_require: tuple[str, ...] = ()
+    bench_requirements: tuple[str, ...] = ()
+    # [project.optional-dependencies]: extra -> requirements from the index
+    optional_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def index_requirements(self, extra: str) -> tuple[str, ...]:
+        """What an extra of this distribution pulls from the package index (never our wheels,
+        which are installed from the wheelhouse, --no-index, after these)."""
+        return self.optional_dependencies.get(extra, ())
 
     def built_on(self, platform: str) -> bool:
         """Whether ci/build_wheels.py builds it for ``platform`` (released or test-only)."""
@@ -117,6 +132,13 @@ def _platform_list(pyproject: Path, decl: dict, key: str, default: tuple[str, ..
             f"{PLATFORMS}, got {value!r}"
         )
     return tuple(p for p in PLATFORMS if p in value)  # canonical order
+
+
+def _string_list(pyproject: Path, decl: dict, key: str) -> tuple[str, ...]:
+    value = decl.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{pyproject}: [tool.tvm-runtime] {key} must be a list of strings, got {value!r}")
+    return tuple(value)
 
 
 def platform_marker(platforms: tuple[str, ...]) -> str:
@@ -267,7 +289,17 @@ def _load(directory: Path) -> Package | None:
         extras=dict(decl.get("extras", {})),
         platforms=_platform_list(pyproject, decl, "platforms", DEFAULT_PLATFORMS),
         test_platforms=_platform_list(pyproject, decl, "test-platforms", ()),
+        test_extras=_string_list(pyproject, decl, "test-extras"),
+        test_require=_string_list(pyproject, decl, "test-require"),
+        bench_requirements=_string_list(pyproject, decl, "bench-requirements"),
+        optional_dependencies={
+            extra: tuple(reqs) for extra, reqs in project.get("optional-dependencies", {}).items()
+        },
     )
+    own_extras = {*package.extras.values(), *package.test_extras} - {""}
+    unknown = sorted(own_extras - set(package.optional_dependencies))
+    if unknown:
+        raise ValueError(f"{pyproject}: [tool.tvm-runtime] names extras {unknown} it does not define")
     if set(package.platforms) & set(package.test_platforms):
         raise ValueError(f"{pyproject}: a platform is in both platforms and test-platforms")
     if role != "backend" and package.test_platforms:
@@ -325,6 +357,45 @@ def build_order(platform: str | None = None) -> list[Path]:
 
 def released_on(platform: str) -> list[Package]:
     return [p for p in packages() if platform in p.platforms]
+
+
+def test_only_on(platform: str) -> list[Package]:
+    """Backends built on ``platform`` for the test suite only: ``tvm[all]`` does not pull them
+    there, so the test environments install them by name."""
+    return [p for p in backends() if platform in p.test_platforms]
+
+
+def index_requirements(extra: str) -> list[str]:
+    """What ``tvm[extra]`` (``all`` included) pulls from the package index, for installing it
+    with our wheels from the wheelhouse only (--no-index)."""
+    if extra not in extras():
+        raise ValueError(f"tvm has no extra [{extra}]; it has {sorted(extras())}")
+    found: list[str] = []
+    for package in backends():
+        chosen = list(package.extras.items())[:1] if extra == "all" else list(package.extras.items())
+        for core_extra, own in chosen:
+            if extra in ("all", core_extra) and own:
+                found += [r for r in package.index_requirements(own) if r not in found]
+    return found
+
+
+def test_requirements() -> list[str]:
+    """Index packages the test suite installs beyond ``tvm[all]``'s: every backend's test-extras."""
+    found: list[str] = []
+    for package in backends():
+        for own in package.test_extras:
+            found += [r for r in package.index_requirements(own) if r not in found]
+    return found
+
+
+def test_require() -> list[str]:
+    """TVM_TEST_REQUIRE_<NAME> variables `nox -s tests` sets: what CI machines provide for real."""
+    return [f"TVM_TEST_REQUIRE_{name.upper()}" for p in backends() for name in p.test_require]
+
+
+def bench_requirements() -> list[str]:
+    """Index packages the device benchmarks need beside ``tvm[all]`` (their peers)."""
+    return [r for p in backends() for r in p.bench_requirements]
 
 
 def vendor_library_prefixes() -> tuple[str, ...]:

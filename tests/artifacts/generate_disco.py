@@ -360,13 +360,10 @@ def reference_tokens(lib_path: Path, weights: list[np.ndarray]) -> dict[str, np.
     params = [tvm.runtime.tensor(w, dev) for w in weights]
     shape = tvm.runtime.ShapeTuple
     cfg = CONFIG
+    sizes = ("max_batch_size", "max_total_seq_len", "prefill_chunk_size", "page_size")
     cache = vm["create_tir_paged_kv_cache"](
-        shape([cfg["max_batch_size"]]),
-        shape([cfg["max_total_seq_len"]]),
-        shape([cfg["prefill_chunk_size"]]),
-        shape([cfg["page_size"]]),
-        shape([0]),
-    )
+        *(shape([cfg[k]]) for k in sizes), shape([0])
+    )  # no sliding window
     g = tvm.get_global_func
     g("vm.builtin.kv_state_add_sequence")(cache, 0)
 

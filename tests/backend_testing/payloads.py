@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 
 from backend_testing.elf import find_symbol
 
@@ -149,6 +148,8 @@ def assert_garbage_payloads_rejected(
     load_payload: Callable[[bytes], Any], seed: int = 1, count: int = 100, max_size: int = 300
 ) -> None:
     """Random byte strings given to a module loader: each one a clear error, never a crash."""
+    import pytest  # here only: benchmarks/webgpu_bench.py reads payloads in a venv without pytest
+
     rng = np.random.default_rng(seed)
     for _ in range(count):
         junk = rng.integers(0, 256, size=int(rng.integers(0, max_size)), dtype=np.uint8).tobytes()
