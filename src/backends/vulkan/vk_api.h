@@ -989,6 +989,20 @@ using PFN_vkCmdPushDescriptorSetKHR = void (*)(VkCommandBuffer commandBuffer,
                                                uint32_t descriptorWriteCount,
                                                const VkWriteDescriptorSet* pDescriptorWrites);
 
+// Appends `node` (a Vulkan struct that starts with sType, pNext) to the pNext chain whose open
+// end is *tail, and makes node's pNext the new open end.
+template <typename T>
+inline void Chain(void*** tail, T* node) {
+  node->pNext = nullptr;
+  **tail = node;
+  *tail = &node->pNext;
+}
+
+// `value` rounded up to a multiple of `multiple` (sizes and offsets of Vulkan memory).
+inline VkDeviceSize RoundUp(VkDeviceSize value, VkDeviceSize multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
 }  // namespace vulkan
 }  // namespace tvm_runtime
 

@@ -19,13 +19,6 @@ namespace {
 constexpr VkDeviceSize kMaxStagingBytes = 64ULL << 20;
 constexpr VkDeviceSize kMinStagingBytes = 1ULL << 20;
 
-template <typename T>
-void Chain(void*** tail, T* node) {
-  node->pNext = nullptr;
-  **tail = node;
-  *tail = &node->pNext;
-}
-
 }  // namespace
 
 VulkanDevice::VulkanDevice(const VulkanRuntime& runtime, const PhysicalDeviceInfo& info,

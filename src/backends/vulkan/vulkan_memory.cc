@@ -31,10 +31,6 @@ constexpr VkFlags kTensorUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 constexpr VkFlags kHostCoherent =
     VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 
-VkDeviceSize RoundUp(VkDeviceSize value, VkDeviceSize multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 VkBufferCreateInfo BufferInfo(VkDeviceSize size, VkFlags usage) {
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;

@@ -43,13 +43,6 @@ void SelectQueueFamily(const VkInstanceFunctions& fns, PhysicalDeviceInfo* info)
   }
 }
 
-// Appends `node` (a Vulkan struct starting with sType, pNext) to a pNext chain.
-template <typename T>
-void Chain(void*** tail, T* node) {
-  **tail = node;
-  *tail = &node->pNext;
-}
-
 void QueryFeatures(const VkInstanceFunctions& fns, PhysicalDeviceInfo* info) {
   const uint32_t v = info->api_version;
   info->has_storage16 = v >= kVkApiVersion11 || info->HasExtension("VK_KHR_16bit_storage");

@@ -15,10 +15,6 @@ constexpr uint32_t kSetsPerDescriptorPool = 256;
 constexpr uint32_t kStorageBuffersPerSet = 16;  // average; a pool that runs out is chained
 constexpr VkDeviceSize kUniformChunkSize = 64 << 10;
 
-VkDeviceSize RoundUp(VkDeviceSize value, VkDeviceSize multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 }  // namespace
 
 CommandStream::CommandStream(const VkDeviceFunctions& fns, VkDevice device, VkQueue queue,

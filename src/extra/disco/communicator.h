@@ -60,6 +60,9 @@ class Communicator {
   int rank_;
 };
 
+// Bytes of one element of `dtype` (vector lanes included; sub-byte types round up).
+inline int64_t ElemBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
+
 }  // namespace disco
 }  // namespace extra
 }  // namespace tvm_runtime

@@ -124,8 +124,6 @@ int64_t Numel(const ffi::Tensor& t) {
   return n;
 }
 
-int64_t ElemBytes(DLDataType t) { return (t.bits * t.lanes + 7) / 8; }
-
 void RequireSameDType(const ffi::Tensor& a, const ffi::Tensor& b, const char* func) {
   DLDataType x = a.dtype(), y = b.dtype();
   if (x.code != y.code || x.bits != y.bits || x.lanes != y.lanes) {

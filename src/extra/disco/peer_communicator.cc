@@ -17,8 +17,6 @@ std::vector<int> WorkersOf(const Transport& transport) {
   return workers;
 }
 
-int64_t ElemBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
-
 }  // namespace
 
 PeerCommunicator::PeerCommunicator(std::unique_ptr<Transport> transport)

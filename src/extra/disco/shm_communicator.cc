@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "collective_errors.h"
 #include "peer_failure.h"
 
 namespace tvm_runtime {
@@ -34,10 +35,6 @@ int64_t SlotBytesFromEnv() {
 }
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-std::string Worker(int id) { return "Disco worker " + std::to_string(id); }
-
-[[noreturn]] void Fail(const std::string& message) { backend::ThrowError("RuntimeError", message); }
 
 }  // namespace
 

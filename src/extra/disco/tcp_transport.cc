@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective_errors.h"
 #include "peer_failure.h"
 
 namespace tvm_runtime {
@@ -31,10 +32,6 @@ constexpr uint32_t kMagic = 0x44564D54;  // "TMVD"
 constexpr size_t kTokenBytes = 32;
 constexpr int kPollMs = 100;
 constexpr int64_t kHeaderBytes = 16;  // magic, operation, size
-
-std::string Worker(int id) { return "Disco worker " + std::to_string(id); }
-
-[[noreturn]] void Fail(const std::string& message) { backend::ThrowError("RuntimeError", message); }
 
 using Clock = std::chrono::steady_clock;
 
