@@ -336,3 +336,25 @@ def test_session_functions_keep_the_policy(tmp_path):
     assert text.startswith("PermissionError: this RPC server does not let a session call the global function")
     assert "'ffi.ModuleLoadFromFile'" in text
     assert peer.ended() is None
+
+
+def test_registry_functions_are_called_without_python_in_between(tmp_path):
+    """A global function from the registry is kept as is (its calls stay native); only the
+    session's own Python functions get the wrapper that keeps their error kinds."""
+    import tvm_ffi
+
+    from tvm.rpc._protocol import Code, Opaque, Reader, Writer
+
+    peer = Peer(tmp_path, True)
+    for name in ("runtime.GetDeviceAttr", "tvm.rpc.server.upload"):
+        w = Writer(Code.GET_GLOBAL_FUNC)
+        w.packed_seq([name])
+        peer.send(w)
+        reader = Reader(peer.reply()[8:])
+        assert reader.i32() == Code.RETURN
+    get = peer.session._native["get"]
+    native = tvm_ffi.get_global_func("runtime.GetDeviceAttr")
+    assert get(peer.session.state, 0x1000).same_as(native)
+    assert not get(peer.session.state, 0x1010).same_as(native)
+    assert reader.packed_seq() == [Opaque(0x1010)]
+    assert peer.ended() is None

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -20,30 +21,38 @@ namespace {
 
 // A receive buffer that grew past this for one large packet is released after it.
 constexpr size_t kKeptBufferBytes = size_t{1} << 20;
+// Reads go through a buffer of this size, so a small packet (length and body) takes one recv;
+// larger reads go straight to their destination.
+constexpr size_t kInboxBytes = size_t{1} << 16;
 
 class Connection {
  public:
-  Connection(int fd, double idle_timeout_s) : fd_(fd), idle_timeout_s_(idle_timeout_s) {}
+  Connection(int fd, double idle_timeout_s)
+      : fd_(fd), idle_timeout_s_(idle_timeout_s), inbox_(kInboxBytes) {}
 
   /* Fills `out` with exactly n bytes.  `first` marks the start of a packet: end-of-stream or
    * idleness there is the client leaving between calls, not a broken packet. */
   ServeOutcome ReadExact(char* out, size_t n, bool first) {
-    size_t got = 0;
+    size_t got = TakeBuffered(out, n);
     while (got < n) {
-      if (idle_timeout_s_ > 0) {
-        ServeOutcome waited = WaitReadable(first && got == 0);
-        if (waited.status != ServeStatus::kContinue) return waited;
-      }
-      ssize_t k = ::recv(fd_, out + got, n - got, 0);
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) return {ServeStatus::kConnectionError, std::strerror(errno)};
+      bool direct = n - got >= kInboxBytes;
+      ssize_t k = 0;
+      ServeOutcome received = Receive(direct ? out + got : inbox_.data(),
+                                      direct ? n - got : kInboxBytes, first && got == 0, &k);
+      if (received.status != ServeStatus::kContinue) return received;
       if (k == 0) {
         if (first && got == 0) return {ServeStatus::kClosed, ""};
         return {ServeStatus::kProtocolError, "connection closed in the middle of a packet (" +
                                                  std::to_string(got) + "/" + std::to_string(n) +
                                                  " bytes)"};
       }
-      got += static_cast<size_t>(k);
+      if (direct) {
+        got += static_cast<size_t>(k);
+      } else {
+        begin_ = 0;
+        end_ = static_cast<size_t>(k);
+        got += TakeBuffered(out + got, n - got);
+      }
     }
     return {ServeStatus::kContinue, ""};
   }
@@ -61,6 +70,26 @@ class Connection {
   }
 
  private:
+  size_t TakeBuffered(char* out, size_t n) {
+    size_t k = std::min(n, end_ - begin_);
+    std::memcpy(out, inbox_.data() + begin_, k);
+    begin_ += k;
+    return k;
+  }
+
+  /* One recv of up to n bytes into `to` (0 at end-of-stream), within the idle timeout. */
+  ServeOutcome Receive(char* to, size_t n, bool between_calls, ssize_t* received) {
+    for (;;) {
+      if (idle_timeout_s_ > 0) {
+        ServeOutcome waited = WaitReadable(between_calls);
+        if (waited.status != ServeStatus::kContinue) return waited;
+      }
+      *received = ::recv(fd_, to, n, 0);
+      if (*received >= 0) return {ServeStatus::kContinue, ""};
+      if (errno != EINTR) return {ServeStatus::kConnectionError, std::strerror(errno)};
+    }
+  }
+
   ServeOutcome WaitReadable(bool between_calls) {
     pollfd p{fd_, POLLIN, 0};
     int timeout_ms = static_cast<int>(idle_timeout_s_ * 1000.0);
@@ -78,6 +107,9 @@ class Connection {
 
   int fd_;
   double idle_timeout_s_;
+  std::vector<char> inbox_;
+  size_t begin_ = 0;
+  size_t end_ = 0;  // inbox_[begin_, end_) is received and not yet read
 };
 
 }  // namespace

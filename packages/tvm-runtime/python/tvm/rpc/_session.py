@@ -343,7 +343,7 @@ class ServerSession:
     # ------------------------------------------------------------------ values
 
     def _new_handle(self, obj: Any) -> int:
-        if callable(obj) and not isinstance(obj, tvm_ffi.Object):
+        if callable(obj) and not isinstance(obj, (tvm_ffi.Function, tvm_ffi.Object)):
             obj = _described(obj)  # called from the native path: keep its error kinds
         return int(self._native["put"](self.state, obj))
 
