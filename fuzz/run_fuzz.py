@@ -52,11 +52,15 @@ HARNESSES = {
         ['-DFUZZ_MODULE_KIND="cudnn_json"', '-DFUZZ_BACKEND="cuda"'],
     ),
     "const_loader_module": ("fuzz_json_module.cc", ['-DFUZZ_MODULE_KIND="const_loader"']),
+    # The RPC server's native session (src/core/rpc), one packet body per input.
+    "rpc_session": ("fuzz_rpc_session.cc", []),
 }
 # Python targets (atheris): target -> script; each writes its own seeds (--write-seeds DIR).
 PY_HARNESSES = {
     "rpc_packet": "fuzz_rpc_packet.py",
 }
+# Native targets seeded by a Python harness's seed writer (the same packet bodies).
+SEEDED_BY_SCRIPT = {"rpc_session": "fuzz_rpc_packet.py"}
 # Per-input limits: a hang or a runaway allocation is a finding too.
 LIBFUZZER_FLAGS = ["-timeout=10", "-rss_limit_mb=3072", "-print_final_stats=1"]
 NATIVE_FLAGS = ["-malloc_limit_mb=2048"]  # needs the sanitizer's malloc hooks
@@ -209,8 +213,8 @@ def main() -> int:
     work = args.work.resolve()
     binaries = build_harnesses(args.site.resolve(), work, args.targets)
     print("[fuzz] seeds:", seeds.write_seeds(work / "seeds"), flush=True)
-    for target in set(args.targets) & set(PY_HARNESSES):
-        script = FUZZ / PY_HARNESSES[target]
+    for target in set(args.targets) & {*PY_HARNESSES, *SEEDED_BY_SCRIPT}:
+        script = FUZZ / {**PY_HARNESSES, **SEEDED_BY_SCRIPT}[target]
         subprocess.run(
             [sys.executable, str(script), "--write-seeds", str(work / "seeds" / target)], check=True
         )

@@ -4,16 +4,21 @@ A session owns every remote handle it hands out (functions, modules, tensors, ob
 tables keyed by small synthetic integers, so a client can never make the server dereference an
 address it did not issue: unknown handles are errors, not crashes.  Dropping the session drops
 the tables, which frees everything the client left behind.
+
+The hot path is native (src/core/rpc, the ``tvm_runtime.rpc.*`` globals): the tables, remote
+calls, copies and FREE_HANDLE, and for a plain socket the whole read-answer-write loop.  This
+module answers the rest (the handshake's INIT_SERVER and the syscalls, GetGlobalFunc with the
+session's allow-list among them), which is where the policy is decided, and runs the loop
+itself for a TLS socket, whose bytes only Python can decrypt.
 """
 
 from __future__ import annotations
 
-import ctypes
-import itertools
 import logging
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 import traceback
@@ -27,14 +32,11 @@ from ._protocol import (
     PROTOCOL_VERSION,
     RPC_OBJECT_REF_INDEX,
     Code,
-    DataType,
     Device,
     DLTensorMeta,
-    Handle,
     Opaque,
     ProtocolError,
     Reader,
-    TypeIndex,
     Writer,
     exception_packet,
 )
@@ -50,6 +52,10 @@ _ATTR_EXIST = 0
 _SERVER_NAMESPACE = "tvm.rpc.server."
 # Replies up to this size are joined into one buffer before sending.
 _COALESCE_BYTES = 1 << 16
+# How the native loop ended (ServeStatus in src/core/rpc/serve_loop.h).
+_CLOSED, _STOPPED, _IDLE, _PROTOCOL_ERROR, _CONNECTION_ERROR = range(5)
+# What the native answer to one packet is (tvm_runtime.rpc.session_answer).
+_ANSWERED, _NOT_NATIVE = 0, 1
 
 
 class SessionClosedError(Exception):
@@ -62,6 +68,23 @@ class SessionIdleError(Exception):
 
 def _global(name: str) -> Any:
     return tvm_ffi.get_global_func(name)
+
+
+@tvm_ffi.register_error("RPCDescribedError")
+class _DescribedError(RuntimeError):
+    """A failure of the session's Python function, described in full ("KindError: message"):
+    the native call path sends its message as is (remote_call.cc), so the client sees the
+    Python kind (PermissionError, FileNotFoundError) that tvm-ffi has no name for."""
+
+
+def _described(func: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        try:
+            return func(*args)
+        except Exception as err:  # noqa: BLE001 - every error goes back to the client
+            raise _DescribedError(_describe(err)) from None
+
+    return call
 
 
 class ServerSession:
@@ -86,15 +109,16 @@ class ServerSession:
         self.idle_timeout = idle_timeout
         # The listener answers INIT_SERVER itself once it admits a client (server.py).
         self.initialized = initialized
-        # True while a client call runs (read by the hang-up watcher; a plain flag is cheapest)
-        self._busy = False
-        self._ids = itertools.count(0x1000, 0x10)
-        # handle -> function / module / object handed to the client
-        self.objects: dict[int, Any] = {}
-        # data handle -> the tensor whose memory it names
-        self.buffers: dict[int, Any] = {}
-        # object handle of a returned tensor -> its data handle (freed together)
-        self.tensor_data: dict[int, int] = {}
+        # The handle tables (functions, modules, objects, tensors) and the busy flag, shared with
+        # the native packet handlers.
+        self.state = _global("tvm_runtime.rpc.session_new")()
+        self._native = {
+            name: _global(f"tvm_runtime.rpc.session_{name}")
+            for name in ("serve", "answer", "put", "get", "put_tensor", "tensor", "free_data")
+            + ("clear", "busy")
+        }
+        # Why the Python side ended a natively served session (re-raised once the loop returns).
+        self._stopped_by: BaseException | None = None
         self.local_funcs: dict[str, Callable[..., Any]] = workspace.functions()
         self._alloc = _global("runtime.TVMTensorAllocWithScope")
         self._view = _global("runtime.TVMTensorCreateView")
@@ -103,9 +127,9 @@ class ServerSession:
         self._copy = _global("runtime.TVMTensorCopyFromTo")
         self._sync = _global("runtime.Device_StreamSync")
         self._attr = _global("runtime.GetDeviceAttr")
+        # FREE_HANDLE, CALL_FUNC and the copies are answered natively.
         self._syscalls: dict[int, Callable[[list[Any]], Any]] = {
             Code.GET_GLOBAL_FUNC: self._sys_get_global_func,
-            Code.FREE_HANDLE: self._sys_free_handle,
             Code.DEV_SET_DEVICE: self._sys_set_device,
             Code.DEV_GET_ATTR: self._sys_get_attr,
             Code.DEV_ALLOC_DATA: self._sys_alloc_data,
@@ -144,11 +168,7 @@ class ServerSession:
             return
         readable, _, _ = select.select([self.sock], [], [], self.idle_timeout)
         if not readable:
-            what = "sent nothing" if between_calls else "stopped in the middle of a packet"
-            raise SessionIdleError(
-                f"the client {what} for {self.idle_timeout:g}s, the server's idle timeout "
-                "(--idle-timeout); connect again"
-            )
+            raise SessionIdleError(self._idle_message(between_calls))
 
     def _send(self, chunks: list[bytes | bytearray | memoryview]) -> None:
         # One write per packet: split writes of a small reply stall on Nagle + delayed ACK.
@@ -172,6 +192,9 @@ class ServerSession:
     def serve(self) -> None:
         """Handle packets until shutdown; protocol violations raise ProtocolError."""
         try:
+            if self.initialized and self._native_loop_possible():
+                self._serve_natively()
+                return
             while True:
                 nbytes = int.from_bytes(self._recv_exact(8), "little")
                 if nbytes == 0:
@@ -190,6 +213,39 @@ class ServerSession:
         finally:
             self.close()
 
+    def _native_loop_possible(self) -> bool:
+        """The native loop reads the socket's file descriptor itself: a plain, blocking socket."""
+        return not isinstance(self.sock, ssl.SSLSocket) and self.sock.gettimeout() is None
+
+    def _serve_natively(self) -> None:
+        timeout = self.idle_timeout if self.idle_timeout is not None else 0.0
+        status, message = self._native["serve"](
+            self.state, self.sock.fileno(), self.max_packet_bytes, timeout, self._fallback
+        )
+        if self._stopped_by is not None:
+            raise self._stopped_by
+        if status == _IDLE:
+            raise SessionIdleError(self._idle_message(str(message) == "sent nothing"))
+        if status == _PROTOCOL_ERROR:
+            raise ProtocolError(str(message))
+        if status == _CONNECTION_ERROR:
+            raise OSError(f"connection error: {message}")
+
+    def _fallback(self, body: bytes) -> bool:
+        """A packet the native loop leaves to Python; False ends the session."""
+        try:
+            return self._handle(body)
+        except BaseException as err:  # noqa: BLE001 - re-raised when the native loop returns
+            self._stopped_by = err
+            return False
+
+    def _idle_message(self, between_calls: bool) -> str:
+        what = "sent nothing" if between_calls else "stopped in the middle of a packet"
+        return (
+            f"the client {what} for {self.idle_timeout:g}s, the server's idle timeout "
+            "(--idle-timeout); connect again"
+        )
+
     def watch_for_hangup(self, on_hangup: Callable[[], None], period: float = 0.2) -> None:
         """Call ``on_hangup`` (from a daemon thread) if the client disconnects during a call.
 
@@ -198,13 +254,15 @@ class ServerSession:
         would otherwise keep the server from its next client.
         """
 
+        busy = self._native["busy"]
+
         def watch() -> None:
             while True:
-                if not self._busy:
+                if not busy(self.state):
                     time.sleep(period)
                     continue
                 readable, _, _ = select.select([self.sock], [], [], period)
-                if not readable or not self._busy:
+                if not readable or not busy(self.state):
                     continue
                 try:
                     peeked = self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
@@ -212,7 +270,7 @@ class ServerSession:
                     continue
                 except OSError:
                     peeked = b""
-                if not peeked and self._busy:
+                if not peeked and busy(self.state):
                     on_hangup()
                     return
                 time.sleep(period)  # data is waiting (unusual mid-call): look again later
@@ -221,11 +279,9 @@ class ServerSession:
 
     def close(self) -> None:
         """Release everything the client still holds (modules, tensors, functions)."""
-        self.objects.clear()
-        self.buffers.clear()
-        self.tensor_data.clear()
+        self._native["clear"](self.state)
 
-    def _handle(self, packet: bytearray) -> bool:
+    def _handle(self, packet: bytes | bytearray) -> bool:
         reader = Reader(packet)
         code = reader.i32()
         if code == Code.SHUTDOWN:
@@ -234,17 +290,16 @@ class ServerSession:
             self._init_server(reader)
         elif not self.initialized:
             raise ProtocolError(f"packet code {code} before the session was initialised")
-        elif code == Code.CALL_FUNC:
-            self._call_func(reader)
-        elif code == Code.COPY_TO_REMOTE:
-            self._copy_to_remote(reader, packet)
-        elif code == Code.COPY_FROM_REMOTE:
-            self._copy_from_remote(reader)
         elif code in self._syscalls:
             args = reader.packed_seq()
             self._guarded(lambda: [self._syscalls[code](args)])
         else:
-            raise ProtocolError(f"unexpected packet code {code} from a client")
+            status, reply = self._native["answer"](self.state, bytes(packet), self.max_packet_bytes)
+            if status == _NOT_NATIVE:
+                raise ProtocolError(f"unexpected packet code {code} from a client")
+            if status != _ANSWERED:
+                raise ProtocolError(str(reply))
+            self.sock.sendall(reply)
         return True
 
     def _guarded(self, action: Callable[[], list[Any] | None]) -> None:
@@ -285,148 +340,20 @@ class ServerSession:
 
         self._guarded(init)
 
-    def _call_func(self, reader: Reader) -> None:
-        handle = reader.u64()
-        raw_args = reader.packed_seq()
-
-        def call() -> list[Any]:
-            func = self._lookup(handle, "function")
-            if not callable(func):
-                raise TypeError(f"remote handle 0x{handle:x} is not a function")
-            args = [self._decode(a) for a in raw_args]
-            self._busy = True
-            try:
-                rv = func(*args)
-            finally:
-                self._busy = False
-            return self._encode_return(rv)
-
-        self._guarded(call)
-
-    def _copy_to_remote(self, reader: Reader, packet: bytearray) -> None:
-        meta = reader.dltensor()
-        nbytes = reader.u64()
-        if nbytes > reader.remaining():
-            raise ProtocolError(f"copy of {nbytes} bytes but only {reader.remaining()} follow")
-        offset = reader.pos
-        reader.view(nbytes)
-
-        def copy() -> list[Any]:
-            view = self._flat_view(meta, nbytes)
-            if nbytes:
-                src = (ctypes.c_char * nbytes).from_buffer(packet, offset)
-                self._from_bytes(view, ctypes.c_void_p(ctypes.addressof(src)), nbytes)
-            return [None]
-
-        self._guarded(copy)
-
-    def _copy_from_remote(self, reader: Reader) -> None:
-        meta = reader.dltensor()
-        nbytes = reader.u64()
-        if nbytes > self.max_packet_bytes:
-            raise ProtocolError(f"copy of {nbytes} bytes exceeds the server limit")
-        try:
-            view = self._flat_view(meta, nbytes)
-            out = bytearray(nbytes)
-            if nbytes:
-                dst = (ctypes.c_char * nbytes).from_buffer(out)
-                self._to_bytes(view, ctypes.c_void_p(ctypes.addressof(dst)), nbytes)
-                del dst
-        except Exception as err:  # noqa: BLE001 - the error goes back to the client
-            self._send_exception(_describe(err))
-            return
-        w = Writer(Code.COPY_ACK)
-        w.raw(out)
-        self._send(w.packet())
-
     # ------------------------------------------------------------------ values
 
     def _new_handle(self, obj: Any) -> int:
-        handle = next(self._ids)
-        self.objects[handle] = obj
-        return handle
-
-    def _lookup(self, handle: int, what: str) -> Any:
-        try:
-            return self.objects[handle]
-        except KeyError:
-            raise ValueError(f"unknown remote {what} handle 0x{handle:x} (already freed?)") from None
+        if callable(obj) and not isinstance(obj, (tvm_ffi.Function, tvm_ffi.Object)):
+            obj = _described(obj)  # called from the native path: keep its error kinds
+        return int(self._native["put"](self.state, obj))
 
     def _tensor(self, meta: DLTensorMeta) -> Any:
         """A tensor viewing the memory ``meta`` names (its data handle must be one we issued)."""
-        base = self.buffers.get(meta.data)
-        if base is None:
-            raise ValueError(f"unknown remote data handle 0x{meta.data:x} (freed or never allocated)")
+        base = self._native["tensor"](self.state, meta.data)
         dtype = tvm_ffi.dtype.from_dlpack_data_type(meta.dtype)
         if meta.byte_offset == 0 and tuple(base.shape) == meta.shape and base.dtype == dtype:
             return base
         return self._view(base, tvm_ffi.Shape(meta.shape), dtype, meta.byte_offset)
-
-    def _flat_view(self, meta: DLTensorMeta, nbytes: int) -> Any:
-        base = self.buffers.get(meta.data)
-        if base is None:
-            raise ValueError(f"unknown remote data handle 0x{meta.data:x} (freed or never allocated)")
-        return self._view(base, tvm_ffi.Shape((nbytes,)), tvm_ffi.dtype("uint8"), meta.byte_offset)
-
-    def _decode(self, value: Any) -> Any:
-        if isinstance(value, DLTensorMeta):
-            return self._tensor(value)
-        if isinstance(value, Handle):
-            return self._lookup(int(value), "object")
-        if isinstance(value, Opaque):
-            return ctypes.c_void_p(int(value)) if value else None
-        if isinstance(value, DataType):
-            return tvm_ffi.dtype.from_dlpack_data_type(tuple(value))
-        if isinstance(value, Device):
-            return tvm_ffi.Device(value[0], value[1])
-        return value
-
-    def _register_tensor(self, tensor: Any) -> DLTensorMeta:
-        data = next(self._ids)
-        self.buffers[data] = tensor
-        dev = tensor.device
-        dtype = tensor.dtype
-        return DLTensorMeta(
-            data,
-            dev.dlpack_device_type(),
-            dev.index,
-            (dtype.type_code, dtype.bits, dtype.lanes),
-            tuple(tensor.shape),
-            0,
-        )
-
-    def _encode_return(self, rv: Any) -> list[Any]:
-        """A function result as (type index, value[, extra]) like apache-tvm's local session."""
-        if rv is None:
-            return [int(TypeIndex.NONE), None]
-        if isinstance(rv, tvm_ffi.Tensor):
-            meta = self._register_tensor(rv)
-            handle = self._new_handle(rv)
-            self.tensor_data[handle] = meta.data
-            return [int(TypeIndex.TENSOR), meta, Opaque(handle)]
-        if isinstance(rv, tvm_ffi.Module):
-            return [int(TypeIndex.MODULE), Opaque(self._new_handle(rv))]
-        if isinstance(rv, tvm_ffi.Function) or (callable(rv) and not isinstance(rv, tvm_ffi.Object)):
-            return [int(TypeIndex.FUNCTION), Opaque(self._new_handle(rv))]
-        if isinstance(rv, tvm_ffi.Object):
-            return [_type_index(rv), Opaque(self._new_handle(rv))]
-        if isinstance(rv, bool):
-            return [int(TypeIndex.BOOL), rv]
-        if isinstance(rv, int):
-            return [int(TypeIndex.INT), int(rv)]
-        if isinstance(rv, float):
-            return [int(TypeIndex.FLOAT), float(rv)]
-        if isinstance(rv, str):
-            if isinstance(rv, tvm_ffi.dtype):
-                return [int(TypeIndex.DATA_TYPE), DataType((rv.type_code, rv.bits, rv.lanes))]
-            return [int(TypeIndex.STR), str(rv)]
-        if isinstance(rv, (bytes, bytearray)):
-            return [int(TypeIndex.BYTES), bytes(rv)]
-        if isinstance(rv, tvm_ffi.Device):
-            return [int(TypeIndex.DEVICE), Device((rv.dlpack_device_type(), rv.index))]
-        if isinstance(rv, ctypes.c_void_p):
-            return [int(TypeIndex.OPAQUE_PTR), Opaque(rv.value or 0)]
-        raise TypeError(f"cannot return a value of type {type(rv).__name__} over RPC")
 
     # ------------------------------------------------------------------ syscalls
 
@@ -446,13 +373,6 @@ class ServerSession:
         """``path`` inside the session's directory, for a loader the policy confines there."""
         return str(self.workspace.resolve(path))
 
-    def _sys_free_handle(self, args: list[Any]) -> None:
-        handle = int(args[0])
-        self.objects.pop(handle, None)
-        data = self.tensor_data.pop(handle, None)
-        if data is not None:
-            self.buffers.pop(data, None)
-
     def _sys_set_device(self, args: list[Any]) -> None:
         dev = args[0]
         _global("__tvm_set_device")(dev[0], dev[1])
@@ -468,7 +388,7 @@ class ServerSession:
 
     def _allocate(self, shape: tuple[int, ...], dtype: Any, dev: Device, scope: Any) -> Opaque:
         tensor = self._alloc(tvm_ffi.Shape(shape), dtype, tvm_ffi.Device(dev[0], dev[1]), scope)
-        return Opaque(self._register_tensor(tensor).data)
+        return Opaque(self._native["put_tensor"](self.state, tensor))
 
     def _sys_alloc_data(self, args: list[Any]) -> Any:
         dev, nbytes = args[0], int(args[1])
@@ -481,7 +401,7 @@ class ServerSession:
         return self._allocate(meta.shape, dtype, Device((meta.device_type, meta.device_id)), scope)
 
     def _sys_free_data(self, args: list[Any]) -> None:
-        self.buffers.pop(int(args[1]), None)
+        self._native["free_data"](self.state, int(args[1]))
 
     def _sys_stream_sync(self, args: list[Any]) -> None:
         dev = args[0]
@@ -505,19 +425,6 @@ class ServerSession:
     def _sys_set_stream(self, args: list[Any]) -> None:
         dev = args[0]
         _global("runtime.Device_SetStream")(tvm_ffi.Device(dev[0], dev[1]), int(args[1] or 0))
-
-
-def _type_index(obj: Any) -> int:
-    """The tvm-ffi type index of a Python-side FFI object (the client keys its wrappers on it)."""
-    if isinstance(obj, tvm_ffi.Shape):
-        return int(TypeIndex.SHAPE)
-    if isinstance(obj, tvm_ffi.Array):
-        return int(TypeIndex.ARRAY)
-    if isinstance(obj, tvm_ffi.Map):
-        return int(TypeIndex.MAP)
-    info = getattr(type(obj), "__tvm_ffi_type_info__", None)
-    index = getattr(info, "type_index", None)
-    return int(index) if index is not None else int(TypeIndex.OBJECT_BEGIN)
 
 
 def _describe(err: BaseException) -> str:
