@@ -69,12 +69,6 @@ constexpr const char* kRuntimePrefixes[] = {
     "device_api.", "ffi.",       "rpc.",     "tvm.rpc.",     "__tvm_",
 };
 
-bool Matches(const char* pattern, const std::string& name) {
-  std::string p(pattern);
-  if (!p.empty() && p.back() == '*') return name.compare(0, p.size() - 1, p, 0, p.size() - 1) == 0;
-  return name == p;
-}
-
 /* Whether a distribution is loaded: it registered one of its other declared functions. */
 bool DistributionLoaded(const std::string& dist, const std::string& missing) {
   std::vector<::tvm::ffi::String> names;
@@ -87,7 +81,7 @@ bool DistributionLoaded(const std::string& dist, const std::string& missing) {
     }
     if (names.empty()) names = ::tvm::ffi::Function::ListGlobalNames();
     for (const ::tvm::ffi::String& name : names) {
-      if (Matches(owner->pattern, std::string(name))) return true;
+      if (PatternMatches(owner->pattern, std::string(name))) return true;
     }
   }
   return false;
@@ -132,14 +126,14 @@ std::string MissingFunctionAdvice(const std::string& name) {
   std::string dist = DistributionForFunction(name);
   if (!dist.empty()) return WheelAdvice(dist, name);
   for (const Unprovided& entry : kUnprovided) {
-    if (Matches(entry.pattern, name)) {
+    if (PatternMatches(entry.pattern, name)) {
       return " '" + name +
              "' is a runtime function of apache-tvm 0.27 that tvm-runtime does not provide: " +
              entry.why + ". It is not part of the artifact, so re-exporting does not help.";
     }
   }
   for (const char* prefix : kRuntimePrefixes) {
-    if (Matches((std::string(prefix) + "*").c_str(), name)) {
+    if (PatternMatches((std::string(prefix) + "*").c_str(), name)) {
       return " '" + name +
              "' is a runtime function (apache-tvm's runtime registers its functions under this "
              "name), not part of the artifact, and this version of tvm-runtime does not provide "

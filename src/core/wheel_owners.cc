@@ -29,13 +29,13 @@ bool IsFamily(const char* pattern) {
   return n > 0 && pattern[n - 1] == '*';
 }
 
-bool Matches(const char* pattern, const std::string& name) {
+}  // namespace
+
+bool PatternMatches(const char* pattern, const std::string& name) {
   if (IsFamily(pattern))
     return name.compare(0, std::strlen(pattern) - 1, pattern, std::strlen(pattern) - 1) == 0;
   return name == pattern;
 }
-
-}  // namespace
 
 const DeviceOwner* FindDeviceOwner(int device_type) {
   for (const DeviceOwner& owner : kDeviceOwners) {
@@ -53,7 +53,7 @@ std::string DistributionForFunction(const std::string& name) {
   // "runtime.disco.*" (the extra wheel).
   const FunctionOwner* best = nullptr;
   for (const FunctionOwner& owner : kFunctions) {
-    if (owner.pattern != nullptr && Matches(owner.pattern, name) &&
+    if (owner.pattern != nullptr && PatternMatches(owner.pattern, name) &&
         (best == nullptr || std::strlen(owner.pattern) > std::strlen(best->pattern))) {
       best = &owner;
     }

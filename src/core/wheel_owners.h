@@ -40,6 +40,9 @@ const ModuleKindOwner* ModuleKindOwners();
 /* Every declared global function (or family), terminated by an entry whose pattern is nullptr. */
 const FunctionOwner* FunctionOwners();
 
+/* Whether `name` is `pattern`, or starts with it when the pattern is a family ("prefix*"). */
+bool PatternMatches(const char* pattern, const std::string& name);
+
 /* The distribution that registers global function `name` ("" if none is declared). */
 std::string DistributionForFunction(const std::string& name);
 

@@ -33,13 +33,13 @@ struct PyFuncRegistry {
 
 // Never destroyed: the functions are Python callables, which must not be released after the
 // interpreter has shut down.
-PyFuncRegistry& Registry() {
+PyFuncRegistry& PyFuncs() {
   static PyFuncRegistry* registry = new PyFuncRegistry();
   return *registry;
 }
 
 ffi::Function GetPyFunc(const ffi::String& name) {
-  PyFuncRegistry& r = Registry();
+  PyFuncRegistry& r = PyFuncs();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.funcs.find(std::string(name));
   if (it == r.funcs.end()) {
@@ -76,7 +76,7 @@ void RegisterPyFuncBuiltins() {
   refl::GlobalDef()
       .def("vm.builtin.register_py_func",
            [](const ffi::String& name, ffi::Function f) {
-             PyFuncRegistry& r = Registry();
+             PyFuncRegistry& r = PyFuncs();
              std::lock_guard<std::mutex> lock(r.mutex);
              r.funcs[std::string(name)] = std::move(f);
            })
@@ -85,7 +85,7 @@ void RegisterPyFuncBuiltins() {
       .def("vm.builtin.clear_py_func_registry", [] {
         std::unordered_map<std::string, ffi::Function> old;
         {
-          PyFuncRegistry& r = Registry();
+          PyFuncRegistry& r = PyFuncs();
           std::lock_guard<std::mutex> lock(r.mutex);
           old.swap(r.funcs);
         }
