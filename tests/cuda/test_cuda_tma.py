@@ -236,18 +236,22 @@ def test_invalid_arguments_are_value_errors_naming_the_argument(change, message)
         encode(*args)
 
 
+# One valid 2-D encode through the driver; its error (if any) and whether the devices still work.
+ENCODE_ONCE = """
+a = np.zeros((64, 96), "float32")
+try:
+    encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
+           384, 32, 32, 1, 1, 0, 0, 2, 0)
+    result(error=None)
+except Exception as err:
+    result(kind=type(err).__name__, error=str(err), devices=tvm.cuda(0).exist)
+"""
+
+
 def test_driver_error_names_the_encoded_arguments(fake):
     r = run_fake(
         fake,
-        """
-        a = np.zeros((64, 96), "float32")
-        try:
-            encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
-                   384, 32, 32, 1, 1, 0, 0, 2, 0)
-            result(error=None)
-        except Exception as err:
-            result(kind=type(err).__name__, error=str(err))
-        """,
+        ENCODE_ONCE,
         FAKE_CUDA_TENSOR_MAP_ERROR="1",
     )
     assert r["kind"] == "RuntimeError"
@@ -259,15 +263,7 @@ def test_driver_error_names_the_encoded_arguments(fake):
 def test_driver_without_the_entry_point_needs_cuda_12(fake_without_tma):
     r = run_fake(
         fake_without_tma,
-        """
-        a = np.zeros((64, 96), "float32")
-        try:
-            encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
-                   384, 32, 32, 1, 1, 0, 0, 2, 0)
-            result(error=None)
-        except Exception as err:
-            result(kind=type(err).__name__, error=str(err), devices=tvm.cuda(0).exist)
-        """,
+        ENCODE_ONCE,
         FAKE_CUDA_DRIVER_VERSION="11080",
     )
     assert r["devices"] is True  # the backend itself still works on that driver

@@ -26,7 +26,7 @@ from vk_support import (
 )
 
 import tvm
-from conftest import run_python
+from conftest import run_module, run_python
 
 ADD_SO = str(VK_ARTIFACTS / "add.so")
 LVP_MISSING = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"}
@@ -255,30 +255,6 @@ def test_buffer_from_another_device(dev):
         mod["add_kernel"](ctypes.c_void_p(cpu.data_ptr()), gpu, gpu, 16, 64)
 
 
-VALIDATION_SCRIPT = """
-import numpy as np, tvm
-from conftest import run_kernel_call
-from vk_support import vk_cases, missing_features
-from tvm.backend.vulkan import validation_messages
-dev = tvm.vulkan(0)
-assert tvm.get_global_func("tvm_runtime.vulkan.validation_enabled")(), validation_messages()
-for c in vk_cases():
-    if missing_features(c, dev):
-        continue
-    for call in c["calls"]:
-        for key, out, expected in run_kernel_call(tvm, c, call, dev):
-            np.testing.assert_allclose(out.numpy().astype("float64"), expected.astype("float64"),
-                                       rtol=c["rtol"], atol=c["atol"])
-x = tvm.runtime.tensor(np.arange(100, dtype="float32"), dev)
-x._create_view((50,), "float32", 0).copyto(x._create_view((50,), "float32", 40))
-x.copyto(dev).numpy()
-dev.sync()
-print("MESSAGES:", len(validation_messages()))
-for m in validation_messages():
-    print(m)
-"""
-
-
 @pytest.mark.parametrize(
     "extra",
     [{}, {"TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR": "1", "TVM_VULKAN_FORCE_STAGING": "1"}],
@@ -292,12 +268,7 @@ def test_validation_layer_is_clean(dev, extra):
     )
     if not probe.stdout.startswith("True"):
         pytest.skip(f"Khronos validation layer not installed: {probe.stdout.strip()}")
-    tests_dir = VK_ARTIFACTS.parent.parent
-    proc = run_python(
-        f"import sys; sys.path[:0] = [{str(tests_dir / 'vulkan')!r}, {str(tests_dir)!r}]\n"
-        + VALIDATION_SCRIPT,
-        env={"TVM_VULKAN_VALIDATION": "1", **extra},
-    )
+    proc = run_module("children.vulkan_every_case", "validation", env={"TVM_VULKAN_VALIDATION": "1", **extra})
     assert "MESSAGES: 0" in proc.stdout, proc.stdout + proc.stderr
 
 
