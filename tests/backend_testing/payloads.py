@@ -191,3 +191,21 @@ def assert_huge_length_rejected(load_payload: Callable[[bytes], Any], payload: b
     struct.pack_into("<Q", huge, at, 1 << 62)
     with pytest.raises(ValueError, match="exceeds the remaining"):
         load_payload(bytes(huge))
+
+
+def assert_loaded_add_kernel(mod: Any, kind: str) -> None:
+    """A module loaded from the ``add`` artifact's payload: of ``kind``, with add_kernel only."""
+    assert mod.kind == kind
+    assert mod.implements_function("add_kernel")
+    assert not mod.implements_function("nope")
+
+
+def copy_with_length(library: str | Path, out_dir: Path, at: int, length: Callable[[int], int]) -> str:
+    """A copy of an exported library (``out_dir/add_corrupted.so``) whose u64 length field at file
+    offset ``at`` is rewritten to ``length(old)``; returns its path."""
+    data = bytearray(Path(library).read_bytes())
+    (old,) = struct.unpack_from("<Q", data, at)
+    struct.pack_into("<Q", data, at, length(old))
+    bad = out_dir / "add_corrupted.so"
+    bad.write_bytes(bytes(data))
+    return str(bad)

@@ -3,8 +3,6 @@ a GPU: function tables, formats, lazy loading and clear errors for broken blobs.
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 from backend_testing.payloads import (
     FLOAT32,
@@ -13,6 +11,7 @@ from backend_testing.payloads import (
     Kernel,
     assert_huge_length_rejected,
     assert_truncations_rejected,
+    copy_with_length,
 )
 from cuda_support import (
     cuda_payload_of,
@@ -106,15 +105,11 @@ def test_trailing_bytes():
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch the code length inside a copy of a real artifact: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
     emb = cuda_payload_of(ADD_SO)
     at = emb.offset + parse_cuda_payload(emb.payload).code_offset
-    (n,) = struct.unpack_from("<Q", data, at)
-    struct.pack_into("<Q", data, at, n + 1000)
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    bad = copy_with_length(ADD_SO, tmp_path, at, lambda n: n + 1000)
     with pytest.raises(ValueError, match="Corrupted cuda module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_unknown_format():

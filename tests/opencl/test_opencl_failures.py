@@ -3,8 +3,6 @@ Each must be a clear Python exception (or Device.exist == False), never a crash.
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
 import pytest
 import tvm_ffi
@@ -15,7 +13,9 @@ from backend_testing.payloads import (
     INT32,
     Kernel,
     assert_huge_length_rejected,
+    assert_loaded_add_kernel,
     assert_truncations_rejected,
+    copy_with_length,
 )
 from ocl_support import code_offset, opencl_device, opencl_payload_of, write_opencl_payload
 
@@ -59,9 +59,7 @@ def load_payload(payload: bytes):
 
 def test_real_payload_loads():
     mod = load_payload(opencl_payload_of(ADD_SO).payload)
-    assert mod.kind == "opencl"
-    assert mod.implements_function("add_kernel")
-    assert not mod.implements_function("nope")
+    assert_loaded_add_kernel(mod, "opencl")
     assert "__kernel void add_kernel" in mod.inspect_source()
 
 
@@ -78,15 +76,10 @@ def test_huge_length_field():
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch the source length inside a copy of a real artifact: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
     emb = opencl_payload_of(ADD_SO)
-    at = emb.offset + code_offset(emb.payload)
-    (n,) = struct.unpack_from("<Q", data, at)
-    struct.pack_into("<Q", data, at, n + 1000)
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    bad = copy_with_length(ADD_SO, tmp_path, emb.offset + code_offset(emb.payload), lambda n: n + 1000)
     with pytest.raises(ValueError, match="Corrupted opencl module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_binary_format_rejected():

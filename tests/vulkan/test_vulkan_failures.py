@@ -15,7 +15,7 @@ from backend_testing.no_driver import (
     no_driver_script,
     run_without_driver,
 )
-from backend_testing.payloads import assert_truncations_rejected
+from backend_testing.payloads import assert_loaded_add_kernel, assert_truncations_rejected, copy_with_length
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,
@@ -55,10 +55,7 @@ def test_no_driver():
 
 
 def test_real_payload_loads():
-    mod = load_payload(payload_of("add"))
-    assert mod.kind == "vulkan"
-    assert mod.implements_function("add_kernel")
-    assert not mod.implements_function("nope")
+    assert_loaded_add_kernel(load_payload(payload_of("add")), "vulkan")
 
 
 def test_truncated_payload():
@@ -79,13 +76,10 @@ def test_huge_length_fields():
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch a length inside a copy of the artifact's embedded payload: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
-    at = data.index(payload_of("add"))
-    struct.pack_into("<Q", data, at, 1000)  # fmt string length
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    at = open(ADD_SO, "rb").read().index(payload_of("add"))
+    bad = copy_with_length(ADD_SO, tmp_path, at, lambda n: 1000)  # the fmt string's length
     with pytest.raises(ValueError, match="Corrupted vulkan module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_unknown_format():
