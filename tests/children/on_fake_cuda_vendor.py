@@ -51,3 +51,13 @@ def module(kind, symbol, graph, heads):
     loader = load_from_bytes(tvm, "const_loader", const_loader_payload({}, {symbol: []}))
     loader.import_module(load_from_bytes(tvm, kind, json_payload(symbol, graph.to_json(heads), [])))
     return loader
+
+
+def result_of_building(kind, graph, heads) -> None:
+    """Build a ``kind`` module of ``graph`` and report the RuntimeError that raises (``error``, with
+    the fake's ``log``), or ``error=None``."""
+    try:
+        module(kind, "sym", graph, heads).get_function("sym")
+        result(error=None)
+    except RuntimeError as err:
+        result(error=str(err), log=log())
