@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "fake_log.h"
+#include "fake_objects.h"
 #include "fake_tf32.h"
 
 typedef int Status;
@@ -68,48 +69,10 @@ typedef struct {
   int reserved[4];
 } HeuristicResult;
 
-/* Live objects, so a destroyed or foreign pointer is caught instead of dereferenced. */
-#define MAX_OBJECTS 4096
-static Object* g_objects[MAX_OBJECTS];
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static void* New(size_t size, int kind) {
-  Object* o = (Object*)calloc(1, size);
-  o->kind = kind;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == NULL) {
-      g_objects[i] = o;
-      break;
-    }
-  }
-  g_live_allocations++;
-  pthread_mutex_unlock(&g_mu);
-  return o;
-}
-
-static int Live(const void* p, int kind) {
-  int found = 0;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS && !found; ++i) found = g_objects[i] == p && p != NULL;
-  pthread_mutex_unlock(&g_mu);
-  return found && ((const Object*)p)->kind == kind;
-}
-
+static void* New(size_t size, int kind) { return FakeObjectNew(size, kind); }
+static int Live(const void* p, int kind) { return FakeObjectLive(p, kind); }
 static Status Free(void* p, int kind, const char* what) {
-  if (!Live(p, kind)) {
-    Log("error: %s of %p, which is not a live object of that kind", what, p);
-    return INVALID;
-  }
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == p) g_objects[i] = NULL;
-  }
-  g_live_allocations--;
-  pthread_mutex_unlock(&g_mu);
-  Log("%s %p", what, p);
-  free(p);
-  return OK;
+  return FakeObjectFree(p, kind, what) ? OK : INVALID;
 }
 
 static Status Reject(const char* fmt, const char* detail) {

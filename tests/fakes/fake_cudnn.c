@@ -28,6 +28,7 @@
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
 #include "fake_log.h"
+#include "fake_objects.h"
 #include "fake_tf32.h"
 
 typedef int Status;
@@ -68,56 +69,25 @@ typedef struct {
   int determinism, mathType, reserved[3];
 } Perf;
 
-#define MAX_OBJECTS 4096
-static Object* g_objects[MAX_OBJECTS];
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static Status Create(void** out, size_t size, int kind, const char* what) {
   if (out == NULL) {
     Log("error: %s(NULL)", what);
     return BAD_PARAM;
   }
-  Object* o = (Object*)calloc(1, size);
-  o->kind = kind;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == NULL) {
-      g_objects[i] = o;
-      break;
-    }
-  }
-  g_live_allocations++;
-  pthread_mutex_unlock(&g_mu);
-  *out = o;
-  Log("%s %p", what, (void*)o);
+  *out = FakeObjectNew(size, kind);
+  Log("%s %p", what, *out);
   return OK;
 }
 
 /* The object if `p` is a live object of `kind` (and, when `need_set`, fully described). */
 static void* Get(const void* p, int kind, int need_set) {
-  int found = 0;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS && !found; ++i) found = p != NULL && g_objects[i] == p;
-  pthread_mutex_unlock(&g_mu);
-  if (!found || ((const Object*)p)->kind != kind) return NULL;
+  if (!FakeObjectLive(p, kind)) return NULL;
   if (need_set && !((const Object*)p)->set) return NULL;
   return (void*)p;
 }
 
 static Status Destroy(void* p, int kind, const char* what) {
-  if (!Get(p, kind, 0)) {
-    Log("error: %s of %p, which is not a live object of that kind", what, p);
-    return BAD_PARAM;
-  }
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == p) g_objects[i] = NULL;
-  }
-  g_live_allocations--;
-  pthread_mutex_unlock(&g_mu);
-  Log("%s %p", what, p);
-  free(p);
-  return OK;
+  return FakeObjectFree(p, kind, what) ? OK : BAD_PARAM;
 }
 
 static Status Reject(const char* what, const char* why) {
