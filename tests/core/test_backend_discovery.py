@@ -78,17 +78,7 @@ def test_registration_failure_is_a_warning_and_later_errors_say_why(testdev_inst
     assert out["status"]["testdev"] == "failed"
     msgs = [w for w in out["warnings"] if "testdev" in w]
     assert len(msgs) == 1 and "simulated driver initialisation failure" in msgs[0]
-    proc = run_python(
-        """
-        import warnings; warnings.simplefilter("ignore")
-        import tvm
-        try:
-            tvm.runtime.empty((2,), "float32", tvm.ext_dev(0))
-        except RuntimeError as e:
-            print(e)
-        """,
-        env={"PYTHONPATH": str(site)},
-    )
+    proc = run_module("children.allocation_error", "ext_dev", env={"PYTHONPATH": str(site)})
     assert "failed to load" in proc.stdout and "simulated driver initialisation failure" in proc.stdout
 
 
@@ -155,18 +145,7 @@ def test_hook_that_fails_before_import_is_reported_on_its_declared_devices(tmp_p
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tvm-runtime-vulkan\nVersion: 9.9.9\n")
     (dist / "entry_points.txt").write_text("[tvm.backends]\nvulkan = tvm.backend.vulkan_gone\n")
-    proc = run_python(
-        """
-        import warnings; warnings.simplefilter("ignore")
-        import tvm
-        assert tvm.backend.list_backends()["vulkan"].status == "failed"
-        try:
-            tvm.runtime.empty((2,), "float32", tvm.vulkan(0))
-        except RuntimeError as e:
-            print(e)
-        """,
-        env={"PYTHONPATH": str(tmp_path)},
-    )
+    proc = run_module("children.allocation_error", "vulkan", "vulkan", env={"PYTHONPATH": str(tmp_path)})
     assert "failed to load" in proc.stdout and "ModuleNotFoundError" in proc.stdout
     assert "tvm-runtime-vulkan==9.9.9" in proc.stdout  # the fix names the distribution
 

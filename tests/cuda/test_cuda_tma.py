@@ -249,11 +249,7 @@ except Exception as err:
 
 
 def test_driver_error_names_the_encoded_arguments(fake):
-    r = run_fake(
-        fake,
-        ENCODE_ONCE,
-        FAKE_CUDA_TENSOR_MAP_ERROR="1",
-    )
+    r = run_fake(fake, ENCODE_ONCE, FAKE_CUDA_TENSOR_MAP_ERROR="1")
     assert r["kind"] == "RuntimeError"
     assert "cuTensorMapEncodeTiled(dtype=float32 (CUtensorMapDataType 7), rank=2" in r["error"]
     assert "globalDim=[96,64], globalStrides=[384], boxDim=[32,32]" in r["error"]
@@ -261,11 +257,7 @@ def test_driver_error_names_the_encoded_arguments(fake):
 
 
 def test_driver_without_the_entry_point_needs_cuda_12(fake_without_tma):
-    r = run_fake(
-        fake_without_tma,
-        ENCODE_ONCE,
-        FAKE_CUDA_DRIVER_VERSION="11080",
-    )
+    r = run_fake(fake_without_tma, ENCODE_ONCE, FAKE_CUDA_DRIVER_VERSION="11080")
     assert r["devices"] is True  # the backend itself still works on that driver
     assert r["kind"] == "RuntimeError"
     assert f"{GLOBAL} needs a CUDA 12+ driver" in r["error"]

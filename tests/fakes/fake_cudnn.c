@@ -27,6 +27,7 @@
  *   FAKE_CUDNN_TF32_ONLY=1  the heuristic offers float32 only TF32 candidates, whatever the math
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
+#include "fake_half.h"
 #include "fake_log.h"
 #include "fake_objects.h"
 #include "fake_tf32.h"
@@ -277,29 +278,8 @@ API Status cudnnGetConvolutionForwardWorkspaceSize(Handle* h, Tensor* x, Tensor*
 
 /* ---- the computation ----------------------------------------------------------------------- */
 
-static double HalfToDouble(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  double v = exp == 0 ? man / 16777216.0 : (1 + man / 1024.0) * (double)(1u << exp) / 32768.0;
-  return sign ? -v : v;
-}
-
-static uint16_t DoubleToHalf(double d) {
-  float f = (float)d;
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t man = x & 0x7fffff;
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exp <= 0) {
-    double a = d < 0 ? -d : d;
-    return (uint16_t)(sign | (uint32_t)(a * 16777216.0 + 0.5));
-  }
-  uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-  uint32_t rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
+static double HalfToDouble(uint16_t h) { return HalfToFloat(h); }
+static uint16_t DoubleToHalf(double d) { return FloatToHalf((float)d); }
 
 /* Offset of element (n, c, h, w) of a 4-D descriptor in its format. */
 static int64_t Offset(const Tensor* t, int n, int c, int h, int w) {
