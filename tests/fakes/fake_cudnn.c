@@ -112,18 +112,18 @@ API Status cudnnSetStream(Handle* h, void* stream) {
   return OK;
 }
 
-API Status cudnnCreateTensorDescriptor(void** d) {
-  return Create(d, sizeof(Tensor), KIND_TENSOR, "cudnnCreateTensorDescriptor");
-}
-API Status cudnnDestroyTensorDescriptor(void* d) {
-  return Destroy(d, KIND_TENSOR, "cudnnDestroyTensorDescriptor");
-}
-API Status cudnnCreateFilterDescriptor(void** d) {
-  return Create(d, sizeof(Tensor), KIND_FILTER, "cudnnCreateFilterDescriptor");
-}
-API Status cudnnDestroyFilterDescriptor(void* d) {
-  return Destroy(d, KIND_FILTER, "cudnnDestroyFilterDescriptor");
-}
+/* cudnnCreate<Name>Descriptor / cudnnDestroy<Name>Descriptor of an object of `type`. */
+#define DESCRIPTOR_LIFETIME(Name, type, kind)                               \
+  API Status cudnnCreate##Name##Descriptor(void** d) {                      \
+    return Create(d, sizeof(type), kind, "cudnnCreate" #Name "Descriptor"); \
+  }                                                                         \
+  API Status cudnnDestroy##Name##Descriptor(void* d) {                      \
+    return Destroy(d, kind, "cudnnDestroy" #Name "Descriptor");             \
+  }
+DESCRIPTOR_LIFETIME(Tensor, Tensor, KIND_TENSOR)
+DESCRIPTOR_LIFETIME(Filter, Tensor, KIND_FILTER)
+DESCRIPTOR_LIFETIME(Activation, Act, KIND_ACT)
+
 API Status cudnnCreateConvolutionDescriptor(void** d) {
   Status s = Create(d, sizeof(Conv), KIND_CONV, "cudnnCreateConvolutionDescriptor");
   if (s == OK) {
@@ -136,12 +136,6 @@ API Status cudnnCreateConvolutionDescriptor(void** d) {
 }
 API Status cudnnDestroyConvolutionDescriptor(void* d) {
   return Destroy(d, KIND_CONV, "cudnnDestroyConvolutionDescriptor");
-}
-API Status cudnnCreateActivationDescriptor(void** d) {
-  return Create(d, sizeof(Act), KIND_ACT, "cudnnCreateActivationDescriptor");
-}
-API Status cudnnDestroyActivationDescriptor(void* d) {
-  return Destroy(d, KIND_ACT, "cudnnDestroyActivationDescriptor");
 }
 
 static Status Set4d(Tensor* t, int kind, int format, int dtype, int n, int c, int h, int w,
