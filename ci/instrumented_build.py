@@ -139,14 +139,27 @@ def build(python: str, work: Path, fuzz: bool, only: list[str]) -> None:
         subprocess.run(cmd, check=True, env=env)
 
 
+def script_parser(doc: str, work_help: str, python_help: str | None = None) -> argparse.ArgumentParser:
+    """The command line every instrumented-run script starts from (this one, ci/sanitized_tests.py,
+    fuzz/run_fuzz.py): the module docstring as help, ``--work``, and ``--python`` where it runs one."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if python_help:
+        parser.add_argument("--python", default=sys.executable, help=python_help)
+    parser.add_argument("--work", required=True, type=Path, help=work_help)
+    return parser
+
+
+def write_report(report: Path, lines: list[str]) -> None:
+    """Write a Markdown report (and show it)."""
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    parser = script_parser(
+        __doc__, "build trees go under WORK/build", "the venv's python (has scikit-build-core, tvm-ffi)"
     )
-    parser.add_argument(
-        "--python", default=sys.executable, help="the venv's python (has scikit-build-core, tvm-ffi)"
-    )
-    parser.add_argument("--work", required=True, type=Path, help="build trees go under WORK/build")
     parser.add_argument("--fuzz", action="store_true", help="add libFuzzer coverage instrumentation")
     parser.add_argument("--only", nargs="*", default=[], help="distribution names to (re)build")
     args = parser.parse_args()

@@ -12,7 +12,6 @@ code outside this repository.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
@@ -155,19 +154,13 @@ def write_report(
     for why in sorted({_known_external(p) for p in external}):
         lines.append(f"  - {why}")
     lines.append(f"- full log: `{log}`")
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    instrumented_build.write_report(report, lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    parser = instrumented_build.script_parser(
+        __doc__, "logs and sanitizer reports", "the venv's python with the instrumented build"
     )
-    parser.add_argument(
-        "--python", default=sys.executable, help="the venv's python with the instrumented build"
-    )
-    parser.add_argument("--work", required=True, type=Path, help="logs and sanitizer reports")
     parser.add_argument("--report", type=Path, default=ROOT / "results" / "sanitize.md")
     args, pytest_args = parser.parse_known_args()
     return run(args.python, args.work.resolve(), args.report, pytest_args)

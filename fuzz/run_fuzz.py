@@ -13,7 +13,6 @@ if there is any.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
@@ -194,17 +193,12 @@ def write_report(results: list[Result], seconds: int, out: Path, command: str) -
             lines.append(f"- **{r.target}**: {r.summary} ({', '.join(r.findings) or 'no input saved'})")
     total = sum(r.execs for r in results)
     lines.append(f"Total: {total} inputs executed, {sum(len(r.findings) for r in results)} findings.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    instrumented_build.write_report(out, lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = instrumented_build.script_parser(__doc__, "binaries, seeds, corpora, findings, logs")
     parser.add_argument("--site", required=True, type=Path, help="site-packages with the instrumented tvm")
-    parser.add_argument("--work", required=True, type=Path, help="binaries, seeds, corpora, findings, logs")
     parser.add_argument("--seconds", type=int, default=60, help="fuzzing time per target")
     every = [*HARNESSES, *PY_HARNESSES]
     parser.add_argument("--targets", nargs="*", default=every, choices=every)

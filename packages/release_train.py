@@ -489,32 +489,30 @@ def _cxx_string(value: str) -> str:
 def cxx_table() -> str:
     """Entries of the core's "which wheel serves this" tables (``src/core/wheel_owners.h``), as
     the ``tvm_runtime_wheel_owners.inc`` that ``src/core/wheel_owners.cc`` includes."""
+    tables = {
+        "DEVICES": [
+            f"  {{{dt}, {_cxx_string(p.distribution)}, {_cxx_string(p.name)}}}, \\"
+            for p in backends()
+            for dt in p.device_types
+        ],
+        "MODULE_KINDS": [
+            f"  {{{_cxx_string(kind)}, {_cxx_string(p.distribution)}, "
+            f"{p.device_types[0] if p.device_types else 'kDLCPU'}}}, \\"
+            for p in backends()
+            for kind in p.module_kinds
+        ],
+        "GLOBAL_FUNCTIONS": [
+            f"  {{{_cxx_string(pattern)}, {_cxx_string(p.distribution)}}}, \\"
+            for p in backends()
+            for pattern in p.global_functions
+        ],
+    }
     out = [
         "// Generated from packages/*/pyproject.toml by packages/release_train.py: do not edit.",
         "// clang-format off",
-        "#define TVM_RUNTIME_WHEEL_OWNERS_DEVICES \\",
     ]
-    out += [
-        f"  {{{dt}, {_cxx_string(p.distribution)}, {_cxx_string(p.name)}}}, \\"
-        for p in backends()
-        for dt in p.device_types
-    ]
-    out.append("")
-    out.append("#define TVM_RUNTIME_WHEEL_OWNERS_MODULE_KINDS \\")
-    out += [
-        f"  {{{_cxx_string(kind)}, {_cxx_string(p.distribution)}, "
-        f"{p.device_types[0] if p.device_types else 'kDLCPU'}}}, \\"
-        for p in backends()
-        for kind in p.module_kinds
-    ]
-    out.append("")
-    out.append("#define TVM_RUNTIME_WHEEL_OWNERS_GLOBAL_FUNCTIONS \\")
-    out += [
-        f"  {{{_cxx_string(pattern)}, {_cxx_string(p.distribution)}}}, \\"
-        for p in backends()
-        for pattern in p.global_functions
-    ]
-    out.append("")
+    for name, rows in tables.items():
+        out += [f"#define TVM_RUNTIME_WHEEL_OWNERS_{name} \\", *rows, ""]
     out.append("// clang-format on")
     return "\n".join(out) + "\n"
 

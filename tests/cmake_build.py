@@ -36,10 +36,9 @@ def package_config(package: str, flag: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def cmake_build(source: Path, build: Path, build_type: str, defines: dict[str, str]) -> None:
-    """Configure ``source`` into ``build`` (Ninja, g++) with ``-D<key>=<value>`` each, then build;
-    a failure quotes the tools' output."""
-    configure = [
+def configure_command(source: Path, build: Path, *args: str) -> list[str]:
+    """``cmake -S source -B build`` with Ninja and g++, then ``args`` (``-D...`` options)."""
+    return [
         tool("cmake"),
         "-S",
         str(source),
@@ -49,9 +48,19 @@ def cmake_build(source: Path, build: Path, build_type: str, defines: dict[str, s
         "Ninja",
         f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
         "-DCMAKE_CXX_COMPILER=g++",
+        *args,
+    ]
+
+
+def cmake_build(source: Path, build: Path, build_type: str, defines: dict[str, str]) -> None:
+    """Configure ``source`` into ``build`` (Ninja, g++) with ``-D<key>=<value>`` each, then build;
+    a failure quotes the tools' output."""
+    configure = configure_command(
+        source,
+        build,
         f"-DCMAKE_BUILD_TYPE={build_type}",
         *(f"-D{key}={value}" for key, value in defines.items()),
-    ]
+    )
     for step in (configure, [tool("cmake"), "--build", str(build)]):
         proc = subprocess.run(step, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]

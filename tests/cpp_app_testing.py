@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cmake_build import tool
+from cmake_build import configure_command, tool
 
 from conftest import ARTIFACTS, REPO, child_result
 
@@ -21,20 +21,13 @@ def configure(
     build: Path, package_root: str | Path, backends: list[str], *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     """cmake -S tests/cpp_package/app: find_package(tvm_runtime COMPONENTS <backends>)."""
-    argv = [
-        tool("cmake"),
-        "-S",
-        str(APP_SOURCE),
-        "-B",
-        str(build),
-        "-G",
-        "Ninja",
-        f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
-        "-DCMAKE_CXX_COMPILER=g++",
+    argv = configure_command(
+        APP_SOURCE,
+        build,
         f"-Dtvm_runtime_ROOT={package_root}",
         f"-DAPP_BACKENDS={';'.join(backends)}",
         *extra,
-    ]
+    )
     return subprocess.run(argv, capture_output=True, text=True, env=env)
 
 

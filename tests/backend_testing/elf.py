@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,17 +61,23 @@ class DynamicSymbol:
     size: int
 
 
-def dynamic_symbols(data: bytes) -> list[DynamicSymbol]:
+def _entries(data: bytes, section_type: int, entry_size: int) -> Iterator[tuple[int, int]]:
+    """(offset of the linked string table, offset of the entry) of every fixed-size entry of the
+    sections of ``section_type`` (SHT_DYNSYM, SHT_DYNAMIC)."""
     sections = elf_sections(data)
-    out = []
     for sec in sections:
-        if sec.type != SHT_DYNSYM:
-            continue
-        strtab = sections[sec.link].offset
-        for pos in range(sec.offset, sec.offset + sec.size, 24):
-            st_name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, pos)
-            name = _c_string(data, strtab + st_name)
-            out.append(DynamicSymbol(name, info >> 4, other & 3, shndx, value, size))
+        if sec.type == section_type:
+            strtab = sections[sec.link].offset
+            for pos in range(sec.offset, sec.offset + sec.size, entry_size):
+                yield strtab, pos
+
+
+def dynamic_symbols(data: bytes) -> list[DynamicSymbol]:
+    out = []
+    for strtab, pos in _entries(data, SHT_DYNSYM, 24):
+        st_name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, pos)
+        name = _c_string(data, strtab + st_name)
+        out.append(DynamicSymbol(name, info >> 4, other & 3, shndx, value, size))
     return out
 
 
@@ -97,14 +104,9 @@ def exported_symbols(path: str | os.PathLike) -> set[str]:
 def needed_libraries(path: str | os.PathLike) -> list[str]:
     """DT_NEEDED entries of a shared library."""
     data = Path(path).read_bytes()
-    sections = elf_sections(data)
     out = []
-    for sec in sections:
-        if sec.type != SHT_DYNAMIC:
-            continue
-        strtab = sections[sec.link].offset
-        for pos in range(sec.offset, sec.offset + sec.size, 16):
-            tag, val = struct.unpack_from("<qQ", data, pos)
-            if tag == DT_NEEDED:
-                out.append(_c_string(data, strtab + val).decode())
+    for strtab, pos in _entries(data, SHT_DYNAMIC, 16):
+        tag, val = struct.unpack_from("<qQ", data, pos)
+        if tag == DT_NEEDED:
+            out.append(_c_string(data, strtab + val).decode())
     return out

@@ -25,6 +25,18 @@ UINT32 = (1, 32, 1)
 FLOAT32 = (2, 32, 1)
 FLOAT64 = (2, 64, 1)
 
+# The launch tags of a kernel on a 3-D grid of 3-D blocks with dynamic shared memory: its launch
+# arguments are grid x, y, z, block x, y, z, then the shared memory size.
+GRID3_DYN_SHMEM_TAGS = [
+    "blockIdx.x",
+    "blockIdx.y",
+    "blockIdx.z",
+    "threadIdx.x",
+    "threadIdx.y",
+    "threadIdx.z",
+    "tirx.use_dyn_shared_memory",
+]
+
 
 class Reader:
     """Little-endian reader of the serializer's primitives (u64-length-prefixed strings)."""
@@ -155,3 +167,45 @@ def assert_garbage_payloads_rejected(
         junk = rng.integers(0, 256, size=int(rng.integers(0, max_size)), dtype=np.uint8).tobytes()
         with pytest.raises((ValueError, RuntimeError)):
             load_payload(junk)
+
+
+# Where a real payload is cut: inside the first length field, just past it, and short of the end.
+TRUNCATION_CUTS = (0, 1, 7, 12, 40, 200, -1, -5, -100)
+
+
+def assert_truncations_rejected(load_payload: Callable[[bytes], Any], payload: bytes, match: str) -> None:
+    """A real payload cut at each of TRUNCATION_CUTS: a ValueError matching ``match`` each time."""
+    import pytest
+
+    for cut in TRUNCATION_CUTS:
+        with pytest.raises(ValueError, match=match):
+            load_payload(payload[:cut])
+
+
+def assert_huge_length_rejected(load_payload: Callable[[bytes], Any], payload: bytes, at: int) -> None:
+    """A real payload whose u64 length field at offset ``at`` claims 2**62 bytes: refused, saying
+    the length exceeds what remains (no allocation of that size, no read past the end)."""
+    import pytest
+
+    huge = bytearray(payload)
+    struct.pack_into("<Q", huge, at, 1 << 62)
+    with pytest.raises(ValueError, match="exceeds the remaining"):
+        load_payload(bytes(huge))
+
+
+def assert_loaded_add_kernel(mod: Any, kind: str) -> None:
+    """A module loaded from the ``add`` artifact's payload: of ``kind``, with add_kernel only."""
+    assert mod.kind == kind
+    assert mod.implements_function("add_kernel")
+    assert not mod.implements_function("nope")
+
+
+def copy_with_length(library: str | Path, out_dir: Path, at: int, length: Callable[[int], int]) -> str:
+    """A copy of an exported library (``out_dir/add_corrupted.so``) whose u64 length field at file
+    offset ``at`` is rewritten to ``length(old)``; returns its path."""
+    data = bytearray(Path(library).read_bytes())
+    (old,) = struct.unpack_from("<Q", data, at)
+    struct.pack_into("<Q", data, at, length(old))
+    bad = out_dir / "add_corrupted.so"
+    bad.write_bytes(bytes(data))
+    return str(bad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # What the programs use besides the names defined here, so that `import *` gives it to them.
 import ctypes
-import json
+import json  # noqa: F401
 import os
 
 import numpy as np
@@ -19,6 +19,7 @@ from byoc_support import BYOC, EXPECTED, Graph, const_loader_payload, json_paylo
 
 import tvm
 import tvm.backend.cuda as hook  # noqa: F401
+from children.reporting import result, result_of_error  # noqa: F401
 
 vendor = ctypes.CDLL(os.environ["FAKE_VENDOR_LIBRARY"])
 vendor_log = getattr(vendor, os.environ["FAKE_VENDOR_PREFIX"] + "_log")
@@ -52,5 +53,11 @@ def module(kind, symbol, graph, heads):
     return loader
 
 
-def result(**kw) -> None:
-    print("RESULT:" + json.dumps(kw))
+def result_of_building(kind, graph, heads) -> None:
+    """Build a ``kind`` module of ``graph`` and report the RuntimeError that raises (``error``, with
+    the fake's ``log``), or ``error=None``."""
+    try:
+        module(kind, "sym", graph, heads).get_function("sym")
+        result(error=None)
+    except RuntimeError as err:
+        result(error=str(err), log=log())

@@ -10,7 +10,7 @@ from __future__ import annotations
 # What the programs use besides the names defined here, so that `import *` gives it to them.
 import ctypes  # noqa: F401
 import gc  # noqa: F401
-import json
+import json  # noqa: F401
 import os
 import sys  # noqa: F401
 
@@ -23,14 +23,11 @@ from rocm_support import artifact, hip_payload_of
 
 import tvm  # noqa: F401
 import tvm.backend.rocm as hook  # noqa: F401
+from children.reporting import result, result_of_error  # noqa: F401
 from conftest import run_kernel_call  # noqa: F401
 
 fake = fakes.FakeHip(os.environ["TVM_ROCM_LIBRARY"])
 log, clear = fake.log, fake.clear_log
-
-
-def result(**kw) -> None:
-    print("RESULT:" + json.dumps(kw))
 
 
 def add_payload(kernels=None, code_patch=None) -> bytes:

@@ -10,17 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import run_module, run_python
-
-PROBE = """
-import warnings, json
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    import tvm
-records = {n: r.status for n, r in tvm.backend.list_backends().items()}
-print(json.dumps({"warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)],
-                  "status": records, "exist": tvm.ext_dev(0).exist}))
-"""
+from conftest import child_result, run_module, run_python
 
 
 def tvm_abi() -> str:
@@ -29,8 +19,7 @@ def tvm_abi() -> str:
 
 
 def _probe(site, **env):
-    proc = run_python(PROBE, env={"PYTHONPATH": str(site), **env})
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return child_result(run_module("children.on_testdev", "probe", env={"PYTHONPATH": str(site), **env}))
 
 
 def test_backend_loads_from_split_install_and_serves_its_device(testdev_install):
@@ -39,68 +28,19 @@ def test_backend_loads_from_split_install_and_serves_its_device(testdev_install)
     assert out["status"]["testdev"] == "loaded"
     assert out["exist"] is True
     assert not [w for w in out["warnings"] if "testdev" in w]
-    proc = run_python(
-        """
-        import numpy as np, tvm
-        dev = tvm.ext_dev(0)
-        assert dev.device_name == "testdev0" and dev.max_thread_dimensions == [64, 1, 1]
-        assert tvm.ext_dev(1).exist and not tvm.ext_dev(2).exist
-        a = np.arange(100, dtype="float32")
-        t = tvm.runtime.tensor(a, dev)                      # alloc + host->device
-        u = t.copyto(tvm.ext_dev(1))                        # device->device
-        np.testing.assert_array_equal(u.numpy(), a)         # device->host
-        v = t._create_view((10,), "float32", 40)
-        np.testing.assert_array_equal(v.numpy(), a[10:20])
-        s = dev.create_raw_stream(); assert s != 0
-        dev.set_raw_stream(s); dev.sync(s); dev.free_raw_stream(s)
-        assert tvm.backend.detect_target_from_device(dev) == {"kind": "testdev", "max_num_threads": 64}
-        assert tvm.get_global_func("runtime.GetDeviceTargetProperty")(dev, "supports_float16") is True
-        print("ok")
-        """,
-        env={"PYTHONPATH": str(site)},
-    )
+    proc = run_module("children.on_testdev", "device", env={"PYTHONPATH": str(site)})
     assert proc.stdout.strip() == "ok"
 
 
 def test_workspace_on_backend_device_goes_through_c_table(testdev_install):
     site = testdev_install("normal")
-    proc = run_python(
-        """
-        import ctypes, tvm
-        lib = ctypes.CDLL(None)
-        alloc = lib.TVMBackendAllocWorkspace
-        alloc.restype = ctypes.c_void_p
-        alloc.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
-        free = lib.TVMBackendFreeWorkspace
-        free.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
-        p1 = alloc(12, 0, 1000, 2, 32); p2 = alloc(12, 0, 5000, 2, 32)
-        assert p1 and p2 and p1 % 64 == 0 and p2 % 64 == 0
-        assert free(12, 0, p2) == 0 and free(12, 0, p1) == 0
-        p3 = alloc(12, 0, 900, 2, 32)
-        assert p3 == p1, "a freed block of the right size is reused"
-        assert free(12, 0, p3) == 0
-        assert free(12, 0, 12345) != 0, "freeing a foreign pointer is an error, not a crash"
-        assert not alloc(12, 7, 10, 2, 32), "a bad device id fails cleanly"
-        print("ok")
-        """,
-        env={"PYTHONPATH": str(site)},
-    )
+    proc = run_module("children.on_testdev", "workspace", env={"PYTHONPATH": str(site)})
     assert proc.stdout.strip() == "ok"
 
 
 def test_barrier_semantics(testdev_install):
     site = testdev_install("normal")
-    proc = run_python(
-        """
-        import tvm
-        from tvm.backend.testdev import barrier_check
-        assert barrier_check(0, 300) == 0
-        assert barrier_check(2, 300) == 0
-        assert barrier_check(1, 10) == 0
-        print("ok")
-        """,
-        env={"PYTHONPATH": str(site), "TVM_NUM_THREADS": "4"},
-    )
+    proc = run_module("children.on_testdev", "barrier", env={"PYTHONPATH": str(site), "TVM_NUM_THREADS": "4"})
     assert proc.stdout.strip() == "ok"
 
 
@@ -138,17 +78,7 @@ def test_registration_failure_is_a_warning_and_later_errors_say_why(testdev_inst
     assert out["status"]["testdev"] == "failed"
     msgs = [w for w in out["warnings"] if "testdev" in w]
     assert len(msgs) == 1 and "simulated driver initialisation failure" in msgs[0]
-    proc = run_python(
-        """
-        import warnings; warnings.simplefilter("ignore")
-        import tvm
-        try:
-            tvm.runtime.empty((2,), "float32", tvm.ext_dev(0))
-        except RuntimeError as e:
-            print(e)
-        """,
-        env={"PYTHONPATH": str(site)},
-    )
+    proc = run_module("children.allocation_error", "ext_dev", env={"PYTHONPATH": str(site)})
     assert "failed to load" in proc.stdout and "simulated driver initialisation failure" in proc.stdout
 
 
@@ -215,18 +145,7 @@ def test_hook_that_fails_before_import_is_reported_on_its_declared_devices(tmp_p
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tvm-runtime-vulkan\nVersion: 9.9.9\n")
     (dist / "entry_points.txt").write_text("[tvm.backends]\nvulkan = tvm.backend.vulkan_gone\n")
-    proc = run_python(
-        """
-        import warnings; warnings.simplefilter("ignore")
-        import tvm
-        assert tvm.backend.list_backends()["vulkan"].status == "failed"
-        try:
-            tvm.runtime.empty((2,), "float32", tvm.vulkan(0))
-        except RuntimeError as e:
-            print(e)
-        """,
-        env={"PYTHONPATH": str(tmp_path)},
-    )
+    proc = run_module("children.allocation_error", "vulkan", "vulkan", env={"PYTHONPATH": str(tmp_path)})
     assert "failed to load" in proc.stdout and "ModuleNotFoundError" in proc.stdout
     assert "tvm-runtime-vulkan==9.9.9" in proc.stdout  # the fix names the distribution
 

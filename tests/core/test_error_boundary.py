@@ -11,20 +11,14 @@ from __future__ import annotations
 
 import ctypes
 import re
-import traceback
 from pathlib import Path
 
 import numpy as np
 import pytest
+from backend_testing.tracebacks import cxx_frames
 
 import tvm
 from tvm import _core
-
-
-def cxx_frames(exc: BaseException) -> list[tuple[str, str]]:
-    """(file name, function) of the traceback entries that come from C++ sources."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return [(f.filename.rsplit("/", 1)[-1], f.name) for f in frames if f.filename.endswith((".cc", ".h"))]
 
 
 def test_core_error_inside_device_table_call_keeps_its_backtrace():

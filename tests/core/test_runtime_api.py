@@ -165,8 +165,13 @@ def test_load_module_missing_file():
         tvm.runtime.load_module("/nonexistent/model.so")
 
 
+# The device constructors apache-tvm 0.27 offers both as tvm.<name> and tvm.runtime.<name>.
+DEVICE_CONSTRUCTORS = ("device", "cpu", "cuda", "opencl", "vulkan", "metal", "rocm")
+
+
 def test_runtime_namespace_matches_apache_tvm_027():
     for name in (
+        *DEVICE_CONSTRUCTORS,
         "Device",
         "Tensor",
         "Module",
@@ -174,12 +179,6 @@ def test_runtime_namespace_matches_apache_tvm_027():
         "empty",
         "load_module",
         "from_dlpack",
-        "cpu",
-        "cuda",
-        "opencl",
-        "vulkan",
-        "metal",
-        "rocm",
         "vpi",
         "ext_dev",
         "enabled",
@@ -191,20 +190,9 @@ def test_runtime_namespace_matches_apache_tvm_027():
         "DataType",
         "Object",
         "convert",
-        "device",
     ):
         assert hasattr(tvm.runtime, name), name
-    for name in (
-        "device",
-        "cpu",
-        "cuda",
-        "opencl",
-        "vulkan",
-        "metal",
-        "rocm",
-        "get_global_func",
-        "register_global_func",
-    ):
+    for name in (*DEVICE_CONSTRUCTORS, "get_global_func", "register_global_func"):
         assert hasattr(tvm, name), name
     assert tvm.runtime.ShapeTuple is tvm_ffi.Shape
 

@@ -8,7 +8,16 @@ import re
 
 import numpy as np
 import pytest
-from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
+from backend_testing.payloads import (
+    FLOAT32,
+    FLOAT64,
+    GRID3_DYN_SHMEM_TAGS,
+    HANDLE,
+    INT32,
+    INT64,
+    UINT32,
+    Kernel,
+)
 from cuda_support import cuda_device, load_payload, nvrtc_or_skip, write_cuda_payload
 
 import tvm
@@ -140,19 +149,7 @@ extern "C" __global__ void maybe(int* out, int* unused) { out[0] = unused == 0 ?
 
 CRAFTED = [
     Kernel("scalars", [HANDLE, HANDLE, INT32, INT64, UINT32, FLOAT32, FLOAT64]),
-    Kernel(
-        "grid3",
-        [HANDLE],
-        [
-            "blockIdx.x",
-            "blockIdx.y",
-            "blockIdx.z",
-            "threadIdx.x",
-            "threadIdx.y",
-            "threadIdx.z",
-            "tirx.use_dyn_shared_memory",
-        ],
-    ),
+    Kernel("grid3", [HANDLE], GRID3_DYN_SHMEM_TAGS),
     Kernel("big_smem", [HANDLE, INT32], ["blockIdx.x", "threadIdx.x", "tirx.use_dyn_shared_memory"]),
     Kernel("maybe", [HANDLE, HANDLE]),
 ]

@@ -159,10 +159,7 @@ def test_out_of_memory_message(fake):
     r = run_fake(
         fake,
         """
-        try:
-            tvm.runtime.empty((1 << 41,), "uint8", tvm.cuda(0))
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: tvm.runtime.empty((1 << 41,), "uint8", tvm.cuda(0)))
         """,
     )
     assert "out of memory on CUDA device 0 (Fake CUDA Device 0)" in r["msg"]
@@ -335,10 +332,7 @@ def test_kernel_missing_from_image(fake):
         fake,
         with_ptx_kernels(
             """
-        try:
-            mod["ghost"](buf, 1, 1)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: mod["ghost"](buf, 1, 1))
         """
         ),
     )
@@ -350,10 +344,7 @@ def test_launch_failure_message(fake):
         fake,
         with_ptx_kernels(
             """
-        try:
-            mod["dyn"](buf, 2, 2048, 0)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: mod["dyn"](buf, 2, 2048, 0))
         """
         ),
     )
@@ -366,10 +357,7 @@ def test_rejected_image_reports_the_jit_log(fake):
         fake,
         with_ptx_kernels(
             """
-        try:
-            mod["dyn"](buf, 1, 32, 0)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: mod["dyn"](buf, 1, 32, 0))
         """
         ),
         FAKE_CUDA_REJECT_LOADS="5",

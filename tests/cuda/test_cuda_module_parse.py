@@ -3,10 +3,16 @@ a GPU: function tables, formats, lazy loading and clear errors for broken blobs.
 
 from __future__ import annotations
 
-import struct
-
 import pytest
-from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel
+from backend_testing.payloads import (
+    FLOAT32,
+    HANDLE,
+    INT32,
+    Kernel,
+    assert_huge_length_rejected,
+    assert_truncations_rejected,
+    copy_with_length,
+)
 from cuda_support import (
     cuda_payload_of,
     dtype_str,
@@ -83,18 +89,13 @@ def test_arity_is_checked_before_the_driver():
 # ------------------------------------------------------------------------ corrupted blobs
 
 
-@pytest.mark.parametrize("cut", [0, 1, 7, 12, 40, -1, -100])
-def test_truncated_payload(cut):
-    payload = cuda_payload_of(ADD_SO).payload
-    with pytest.raises(ValueError, match="Corrupted cuda module blob"):
-        load_payload(payload[:cut])
+def test_truncated_payload():
+    assert_truncations_rejected(load_payload, cuda_payload_of(ADD_SO).payload, "Corrupted cuda module blob")
 
 
 def test_huge_length_field():
-    payload = bytearray(cuda_payload_of(ADD_SO).payload)
-    struct.pack_into("<Q", payload, parse_cuda_payload(bytes(payload)).code_offset, 1 << 62)
-    with pytest.raises(ValueError, match="exceeds the remaining"):
-        load_payload(bytes(payload))
+    payload = cuda_payload_of(ADD_SO).payload
+    assert_huge_length_rejected(load_payload, payload, parse_cuda_payload(payload).code_offset)
 
 
 def test_trailing_bytes():
@@ -104,15 +105,11 @@ def test_trailing_bytes():
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch the code length inside a copy of a real artifact: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
     emb = cuda_payload_of(ADD_SO)
     at = emb.offset + parse_cuda_payload(emb.payload).code_offset
-    (n,) = struct.unpack_from("<Q", data, at)
-    struct.pack_into("<Q", data, at, n + 1000)
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    bad = copy_with_length(ADD_SO, tmp_path, at, lambda n: n + 1000)
     with pytest.raises(ValueError, match="Corrupted cuda module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_unknown_format():

@@ -236,20 +236,20 @@ def test_invalid_arguments_are_value_errors_naming_the_argument(change, message)
         encode(*args)
 
 
+# One valid 2-D encode through the driver; its error (if any) and whether the devices still work.
+ENCODE_ONCE = """
+a = np.zeros((64, 96), "float32")
+try:
+    encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
+           384, 32, 32, 1, 1, 0, 0, 2, 0)
+    result(error=None)
+except Exception as err:
+    result(kind=type(err).__name__, error=str(err), devices=tvm.cuda(0).exist)
+"""
+
+
 def test_driver_error_names_the_encoded_arguments(fake):
-    r = run_fake(
-        fake,
-        """
-        a = np.zeros((64, 96), "float32")
-        try:
-            encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
-                   384, 32, 32, 1, 1, 0, 0, 2, 0)
-            result(error=None)
-        except Exception as err:
-            result(kind=type(err).__name__, error=str(err))
-        """,
-        FAKE_CUDA_TENSOR_MAP_ERROR="1",
-    )
+    r = run_fake(fake, ENCODE_ONCE, FAKE_CUDA_TENSOR_MAP_ERROR="1")
     assert r["kind"] == "RuntimeError"
     assert "cuTensorMapEncodeTiled(dtype=float32 (CUtensorMapDataType 7), rank=2" in r["error"]
     assert "globalDim=[96,64], globalStrides=[384], boxDim=[32,32]" in r["error"]
@@ -257,19 +257,7 @@ def test_driver_error_names_the_encoded_arguments(fake):
 
 
 def test_driver_without_the_entry_point_needs_cuda_12(fake_without_tma):
-    r = run_fake(
-        fake_without_tma,
-        """
-        a = np.zeros((64, 96), "float32")
-        try:
-            encode(ctypes.c_void_p(map_ptr), "float32", 2, ctypes.c_void_p(a.ctypes.data), 96, 64,
-                   384, 32, 32, 1, 1, 0, 0, 2, 0)
-            result(error=None)
-        except Exception as err:
-            result(kind=type(err).__name__, error=str(err), devices=tvm.cuda(0).exist)
-        """,
-        FAKE_CUDA_DRIVER_VERSION="11080",
-    )
+    r = run_fake(fake_without_tma, ENCODE_ONCE, FAKE_CUDA_DRIVER_VERSION="11080")
     assert r["devices"] is True  # the backend itself still works on that driver
     assert r["kind"] == "RuntimeError"
     assert f"{GLOBAL} needs a CUDA 12+ driver" in r["error"]

@@ -118,7 +118,8 @@ def test_fake_cublaslt_rejects_inconsistent_or_dead_objects(lt):
     assert "op(A) x op(B) does not have the shape of D" in text and "a layout is not live" in text
 
 
-def test_fake_cudnn_rejects_what_cudnn_would():
+def _cudnn_convolution_handles():
+    """The fake cuDNN with a fresh log, a handle and the four descriptors of one convolution."""
     lib = fakes.FakeCudnn(fakes.build("cudnn"))
     lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
     h, x, w, y = (
@@ -127,7 +128,11 @@ def test_fake_cudnn_rejects_what_cudnn_would():
         new(lib.cudnnCreateFilterDescriptor),
         new(lib.cudnnCreateTensorDescriptor),
     )
-    conv = new(lib.cudnnCreateConvolutionDescriptor)
+    return lib, h, x, w, y, new(lib.cudnnCreateConvolutionDescriptor)
+
+
+def test_fake_cudnn_rejects_what_cudnn_would():
+    lib, h, x, w, y, conv = _cudnn_convolution_handles()
     assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 1, 2, 5, 5) == 0
     assert lib.cudnnSetFilter4dDescriptor(w, 0, 0, 3, 2, 3, 3) == 0
     assert lib.cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, 1, 0) == 0
@@ -176,15 +181,7 @@ def test_fake_cudnn_math_types_and_tf32():
     answers per descriptor math type (a TF32 kernel ranked first under tensor-op math, FMA only
     under FMA math), and a float32 convolution run with tensor-op math computes on TF32-rounded
     operands (1 + 2^-12 rounds to 1), with FMA math exactly."""
-    lib = fakes.FakeCudnn(fakes.build("cudnn"))
-    lib.clear_log()  # the fake is built once per run: one handle, one log, for this whole process
-    h, x, w, y = (
-        new(lib.cudnnCreate),
-        new(lib.cudnnCreateTensorDescriptor),
-        new(lib.cudnnCreateFilterDescriptor),
-        new(lib.cudnnCreateTensorDescriptor),
-    )
-    conv = new(lib.cudnnCreateConvolutionDescriptor)
+    lib, h, x, w, y, conv = _cudnn_convolution_handles()
     assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 1, 1, 1, 1) == 0
     assert lib.cudnnSetFilter4dDescriptor(w, 0, 0, 1, 1, 1, 1) == 0
     assert lib.cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, 1, 0) == 0

@@ -23,7 +23,9 @@
 #define FAKE_DRIVER_PREFIX fake_cublaslt
 #include <math.h>
 
+#include "fake_half.h"
 #include "fake_log.h"
+#include "fake_objects.h"
 #include "fake_tf32.h"
 
 typedef int Status;
@@ -68,48 +70,10 @@ typedef struct {
   int reserved[4];
 } HeuristicResult;
 
-/* Live objects, so a destroyed or foreign pointer is caught instead of dereferenced. */
-#define MAX_OBJECTS 4096
-static Object* g_objects[MAX_OBJECTS];
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static void* New(size_t size, int kind) {
-  Object* o = (Object*)calloc(1, size);
-  o->kind = kind;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == NULL) {
-      g_objects[i] = o;
-      break;
-    }
-  }
-  g_live_allocations++;
-  pthread_mutex_unlock(&g_mu);
-  return o;
-}
-
-static int Live(const void* p, int kind) {
-  int found = 0;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS && !found; ++i) found = g_objects[i] == p && p != NULL;
-  pthread_mutex_unlock(&g_mu);
-  return found && ((const Object*)p)->kind == kind;
-}
-
+static void* New(size_t size, int kind) { return FakeObjectNew(size, kind); }
+static int Live(const void* p, int kind) { return FakeObjectLive(p, kind); }
 static Status Free(void* p, int kind, const char* what) {
-  if (!Live(p, kind)) {
-    Log("error: %s of %p, which is not a live object of that kind", what, p);
-    return INVALID;
-  }
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == p) g_objects[i] = NULL;
-  }
-  g_live_allocations--;
-  pthread_mutex_unlock(&g_mu);
-  Log("%s %p", what, p);
-  free(p);
-  return OK;
+  return FakeObjectFree(p, kind, what) ? OK : INVALID;
 }
 
 static Status Reject(const char* fmt, const char* detail) {
@@ -341,36 +305,6 @@ API Status cublasLtMatmulAlgoGetHeuristic(Handle* h, Desc* d, Layout* a, Layout*
 }
 
 /* ---- element access ------------------------------------------------------------------------ */
-
-static float HalfToFloat(uint16_t h) {
-  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  if (exp == 0) {
-    float v = ldexpf((float)man, -24);
-    return sign ? -v : v;
-  }
-  bits = sign | (exp == 31 ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-static uint16_t FloatToHalf(float f) {
-  /* Round to nearest even through the float32 bits; exact for the values tests use. */
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t man = x & 0x7fffff;
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exp <= 0) {
-    float a = fabsf(f);
-    return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f));  // subnormal: units of 2^-24
-  }
-  uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-  uint32_t rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
 
 static float E4m3ToFloat(uint8_t v) {
   int sign = v >> 7, exp = (v >> 3) & 0xf, man = v & 7;

@@ -27,7 +27,9 @@
  *   FAKE_CUDNN_TF32_ONLY=1  the heuristic offers float32 only TF32 candidates, whatever the math
  */
 #define FAKE_DRIVER_PREFIX fake_cudnn
+#include "fake_half.h"
 #include "fake_log.h"
+#include "fake_objects.h"
 #include "fake_tf32.h"
 
 typedef int Status;
@@ -68,56 +70,25 @@ typedef struct {
   int determinism, mathType, reserved[3];
 } Perf;
 
-#define MAX_OBJECTS 4096
-static Object* g_objects[MAX_OBJECTS];
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static Status Create(void** out, size_t size, int kind, const char* what) {
   if (out == NULL) {
     Log("error: %s(NULL)", what);
     return BAD_PARAM;
   }
-  Object* o = (Object*)calloc(1, size);
-  o->kind = kind;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == NULL) {
-      g_objects[i] = o;
-      break;
-    }
-  }
-  g_live_allocations++;
-  pthread_mutex_unlock(&g_mu);
-  *out = o;
-  Log("%s %p", what, (void*)o);
+  *out = FakeObjectNew(size, kind);
+  Log("%s %p", what, *out);
   return OK;
 }
 
 /* The object if `p` is a live object of `kind` (and, when `need_set`, fully described). */
 static void* Get(const void* p, int kind, int need_set) {
-  int found = 0;
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS && !found; ++i) found = p != NULL && g_objects[i] == p;
-  pthread_mutex_unlock(&g_mu);
-  if (!found || ((const Object*)p)->kind != kind) return NULL;
+  if (!FakeObjectLive(p, kind)) return NULL;
   if (need_set && !((const Object*)p)->set) return NULL;
   return (void*)p;
 }
 
 static Status Destroy(void* p, int kind, const char* what) {
-  if (!Get(p, kind, 0)) {
-    Log("error: %s of %p, which is not a live object of that kind", what, p);
-    return BAD_PARAM;
-  }
-  pthread_mutex_lock(&g_mu);
-  for (int i = 0; i < MAX_OBJECTS; ++i) {
-    if (g_objects[i] == p) g_objects[i] = NULL;
-  }
-  g_live_allocations--;
-  pthread_mutex_unlock(&g_mu);
-  Log("%s %p", what, p);
-  free(p);
-  return OK;
+  return FakeObjectFree(p, kind, what) ? OK : BAD_PARAM;
 }
 
 static Status Reject(const char* what, const char* why) {
@@ -141,18 +112,18 @@ API Status cudnnSetStream(Handle* h, void* stream) {
   return OK;
 }
 
-API Status cudnnCreateTensorDescriptor(void** d) {
-  return Create(d, sizeof(Tensor), KIND_TENSOR, "cudnnCreateTensorDescriptor");
-}
-API Status cudnnDestroyTensorDescriptor(void* d) {
-  return Destroy(d, KIND_TENSOR, "cudnnDestroyTensorDescriptor");
-}
-API Status cudnnCreateFilterDescriptor(void** d) {
-  return Create(d, sizeof(Tensor), KIND_FILTER, "cudnnCreateFilterDescriptor");
-}
-API Status cudnnDestroyFilterDescriptor(void* d) {
-  return Destroy(d, KIND_FILTER, "cudnnDestroyFilterDescriptor");
-}
+/* cudnnCreate<Name>Descriptor / cudnnDestroy<Name>Descriptor of an object of `type`. */
+#define DESCRIPTOR_LIFETIME(Name, type, kind)                               \
+  API Status cudnnCreate##Name##Descriptor(void** d) {                      \
+    return Create(d, sizeof(type), kind, "cudnnCreate" #Name "Descriptor"); \
+  }                                                                         \
+  API Status cudnnDestroy##Name##Descriptor(void* d) {                      \
+    return Destroy(d, kind, "cudnnDestroy" #Name "Descriptor");             \
+  }
+DESCRIPTOR_LIFETIME(Tensor, Tensor, KIND_TENSOR)
+DESCRIPTOR_LIFETIME(Filter, Tensor, KIND_FILTER)
+DESCRIPTOR_LIFETIME(Activation, Act, KIND_ACT)
+
 API Status cudnnCreateConvolutionDescriptor(void** d) {
   Status s = Create(d, sizeof(Conv), KIND_CONV, "cudnnCreateConvolutionDescriptor");
   if (s == OK) {
@@ -165,12 +136,6 @@ API Status cudnnCreateConvolutionDescriptor(void** d) {
 }
 API Status cudnnDestroyConvolutionDescriptor(void* d) {
   return Destroy(d, KIND_CONV, "cudnnDestroyConvolutionDescriptor");
-}
-API Status cudnnCreateActivationDescriptor(void** d) {
-  return Create(d, sizeof(Act), KIND_ACT, "cudnnCreateActivationDescriptor");
-}
-API Status cudnnDestroyActivationDescriptor(void* d) {
-  return Destroy(d, KIND_ACT, "cudnnDestroyActivationDescriptor");
 }
 
 static Status Set4d(Tensor* t, int kind, int format, int dtype, int n, int c, int h, int w,
@@ -307,29 +272,8 @@ API Status cudnnGetConvolutionForwardWorkspaceSize(Handle* h, Tensor* x, Tensor*
 
 /* ---- the computation ----------------------------------------------------------------------- */
 
-static double HalfToDouble(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  double v = exp == 0 ? man / 16777216.0 : (1 + man / 1024.0) * (double)(1u << exp) / 32768.0;
-  return sign ? -v : v;
-}
-
-static uint16_t DoubleToHalf(double d) {
-  float f = (float)d;
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t man = x & 0x7fffff;
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exp <= 0) {
-    double a = d < 0 ? -d : d;
-    return (uint16_t)(sign | (uint32_t)(a * 16777216.0 + 0.5));
-  }
-  uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-  uint32_t rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
+static double HalfToDouble(uint16_t h) { return HalfToFloat(h); }
+static uint16_t DoubleToHalf(double d) { return FloatToHalf((float)d); }
 
 /* Offset of element (n, c, h, w) of a 4-D descriptor in its format. */
 static int64_t Offset(const Tensor* t, int n, int c, int h, int w) {

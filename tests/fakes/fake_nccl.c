@@ -30,6 +30,7 @@
  */
 #define FAKE_DRIVER_PREFIX fake_nccl
 #include "fake_log.h"
+#include "fake_half.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -199,37 +200,6 @@ static int Barrier(Clique* q) {
   }
   pthread_mutex_unlock(&q->mu);
   return 0;
-}
-
-/* ------------------------------------------------------------------- half-precision floats */
-
-static float HalfToFloat(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-  if (exp == 0) {
-    float f = (float)man / 16777216.0f;  // subnormal: man * 2^-24
-    memcpy(&bits, &f, 4);
-    bits |= sign;
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000 | (man << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  }
-  float out;
-  memcpy(&out, &bits, 4);
-  return out;
-}
-
-static uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (x >> 16) & 0x8000;
-  int exp = (int)((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t man = x & 0x7FFFFF;
-  if (exp >= 31) return sign | 0x7C00;
-  if (exp <= 0) return sign;
-  uint32_t h = ((uint32_t)exp << 10) | (man >> 13), rest = man & 0x1FFF;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;
-  return sign | (uint16_t)h;
 }
 
 static double Load(const void* p, size_t i, int dtype) {

@@ -168,6 +168,13 @@ def run_call(case, call, dev):
                                    rtol=case["rtol"], atol=case["atol"], err_msg=case["name"] + ": " + k)
     return {"log": log(), "outputs": {k: [list(v.shape), str(v.dtype)] for k, v in got.items()},
             "sizes": {k: int(data[k].size) for k in data.files}}
+
+def case_named(name):
+    return [c for c in json.loads(CASES) if c["name"] == name][0]
+
+def run_first_call(name, dev):
+    case = case_named(name)
+    return run_call(case, case["calls"][0], dev)
 """
 
 
@@ -298,8 +305,7 @@ def test_metal4_device_gets_msl4(metal_env):
         metal_env,
         """
 dev = tvm.metal(0)
-case = [c for c in json.loads(CASES) if c["name"] == "add"][0]
-r = run_call(case, case["calls"][0], dev)
+r = run_first_call("add", dev)
 print(json.dumps({"log": r["log"], "version": dev.compute_version}))
 """,
         FAKE_METAL_FAMILY="5002",
@@ -313,7 +319,7 @@ def test_time_evaluator_streams_copies_counters(metal_env):
         metal_env,
         """
 dev = tvm.metal(0)
-case = [c for c in json.loads(CASES) if c["name"] == "add"][0]
+case = case_named("add")
 mod = tvm.runtime.load_module(ART + "/" + case["file"])
 d = np.load(ART + "/" + case["calls"][0]["npz"])
 a, b = tvm.runtime.tensor(d["a"], dev), tvm.runtime.tensor(d["b"], dev)
@@ -368,8 +374,7 @@ def test_workspace_allocations_are_shared_buffers(metal_env):
         metal_env,
         """
 dev = tvm.metal(0)
-case = [c for c in json.loads(CASES) if c["name"] == "workspace"][0]
-r = run_call(case, case["calls"][0], dev)
+r = run_first_call("workspace", dev)
 print(json.dumps(r))
 """,
     )

@@ -4,12 +4,11 @@ device-API table and through the core).  Runs on a real OpenCL driver (PoCL in C
 
 from __future__ import annotations
 
-import traceback
-
 import numpy as np
 import pytest
 import tvm_ffi
 from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel
+from backend_testing.tracebacks import cxx_frames
 from ocl_support import opencl_device, write_opencl_payload
 
 import tvm
@@ -25,12 +24,6 @@ __kernel void scale(__global float* restrict x, float s, int n) {
   if (i < n) x[i] = x[i] * s;
 }
 """
-
-
-def cxx_frames(exc: BaseException) -> list[tuple[str, str]]:
-    """(file name, function) of the traceback entries that come from C++ sources."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return [(f.filename.rsplit("/", 1)[-1], f.name) for f in frames if f.filename.endswith((".cc", ".h"))]
 
 
 @pytest.fixture()

@@ -3,13 +3,20 @@ Each must be a clear Python exception (or Device.exist == False), never a crash.
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
 import pytest
 import tvm_ffi
 from backend_testing.no_driver import driver_status, no_driver_script, run_without_driver
-from backend_testing.payloads import FLOAT32, HANDLE, INT32, Kernel
+from backend_testing.payloads import (
+    FLOAT32,
+    HANDLE,
+    INT32,
+    Kernel,
+    assert_huge_length_rejected,
+    assert_loaded_add_kernel,
+    assert_truncations_rejected,
+    copy_with_length,
+)
 from ocl_support import code_offset, opencl_device, opencl_payload_of, write_opencl_payload
 
 import tvm
@@ -52,37 +59,27 @@ def load_payload(payload: bytes):
 
 def test_real_payload_loads():
     mod = load_payload(opencl_payload_of(ADD_SO).payload)
-    assert mod.kind == "opencl"
-    assert mod.implements_function("add_kernel")
-    assert not mod.implements_function("nope")
+    assert_loaded_add_kernel(mod, "opencl")
     assert "__kernel void add_kernel" in mod.inspect_source()
 
 
-@pytest.mark.parametrize("cut", [0, 1, 7, 12, 40, -1, -100])
-def test_truncated_payload(cut):
-    payload = opencl_payload_of(ADD_SO).payload
-    with pytest.raises(ValueError, match="Corrupted opencl module blob"):
-        load_payload(payload[:cut])
+def test_truncated_payload():
+    assert_truncations_rejected(
+        load_payload, opencl_payload_of(ADD_SO).payload, "Corrupted opencl module blob"
+    )
 
 
 def test_huge_length_field():
-    payload = bytearray(opencl_payload_of(ADD_SO).payload)
-    struct.pack_into("<Q", payload, code_offset(payload), 1 << 62)
-    with pytest.raises(ValueError, match="exceeds the remaining"):
-        load_payload(bytes(payload))
+    payload = opencl_payload_of(ADD_SO).payload
+    assert_huge_length_rejected(load_payload, payload, code_offset(payload))
 
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch the source length inside a copy of a real artifact: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
     emb = opencl_payload_of(ADD_SO)
-    at = emb.offset + code_offset(emb.payload)
-    (n,) = struct.unpack_from("<Q", data, at)
-    struct.pack_into("<Q", data, at, n + 1000)
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    bad = copy_with_length(ADD_SO, tmp_path, emb.offset + code_offset(emb.payload), lambda n: n + 1000)
     with pytest.raises(ValueError, match="Corrupted opencl module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_binary_format_rejected():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm_ffi
+from backend_testing import payloads
 from backend_testing.payloads import FLOAT32, FLOAT64, HANDLE, INT32, INT64, UINT32, Kernel
 from ocl_support import opencl_device, write_opencl_payload
 
@@ -51,16 +52,7 @@ __kernel void grid(__global int* out) {
   out[(z * get_global_size(1) + y) * get_global_size(0) + x] = x * 10000 + y * 100 + z;
 }
 """
-    tags = [
-        "blockIdx.x",
-        "blockIdx.y",
-        "blockIdx.z",
-        "threadIdx.x",
-        "threadIdx.y",
-        "threadIdx.z",
-        "tirx.use_dyn_shared_memory",
-    ]
-    mod = load([Kernel("grid", [HANDLE], tags)], code)
+    mod = load([Kernel("grid", [HANDLE], payloads.GRID3_DYN_SHMEM_TAGS)], code)
     grid, block = (3, 2, 2), (4, 5, 1)
     gx, gy, gz = (g * b for g, b in zip(grid, block))
     out = tvm.runtime.empty((gz, gy, gx), "int32", dev)

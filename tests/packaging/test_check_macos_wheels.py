@@ -122,6 +122,14 @@ def _core(fx: Fixtures, out: str, *extra: str, name: str = "@rpath/libtvm_runtim
     return fx.link(out, *args, **kw).read_bytes()
 
 
+def _core_with(fx: Fixtures, out: str, name: str, source: str) -> bytes:
+    """The good core linked with one more object compiled from ``source``."""
+    obj = fx.compile(name, source)
+    core_obj = fx.compile("core", CORE_SOURCE)
+    args = [str(core_obj), str(obj), str(fx.ffi), "-Wl,-install_name,@rpath/libtvm_runtime.dylib", CORE_RPATH]
+    return fx.link(out, *args).read_bytes()
+
+
 def _backend(fx: Fixtures, out: str, *extra: str, link_core: bool = True) -> bytes:
     obj = fx.compile("backend", BACKEND_SOURCE)
     libs = [str(fx.ffi), *([str(fx.core)] if link_core else [])]
@@ -143,16 +151,7 @@ def test_good_core_and_backend_pass(fx):
 
 
 def test_static_cxx_runtime_is_refused(fx):
-    obj = fx.compile("private", PRIVATE_RUNTIME_SOURCE)
-    core_obj = fx.compile("core", CORE_SOURCE)
-    data = fx.link(
-        "bad/private.dylib",
-        str(core_obj),
-        str(obj),
-        str(fx.ffi),
-        "-Wl,-install_name,@rpath/libtvm_runtime.dylib",
-        CORE_RPATH,
-    ).read_bytes()
+    data = _core_with(fx, "bad/private.dylib", "private", PRIVATE_RUNTIME_SOURCE)
     errors = check_macos_wheels.check_macho(CORE_MEMBER, data, "core")
     assert any("private C++ ABI runtime" in e and "___cxa_throw" in e for e in errors), errors
 
@@ -194,16 +193,7 @@ def test_backend_not_linking_the_core_is_refused(fx):
 
 
 def test_build_path_in_the_data_is_refused(fx):
-    obj = fx.compile("where", BUILD_PATH_SOURCE)
-    core_obj = fx.compile("core", CORE_SOURCE)
-    data = fx.link(
-        "bad/where.dylib",
-        str(core_obj),
-        str(obj),
-        str(fx.ffi),
-        "-Wl,-install_name,@rpath/libtvm_runtime.dylib",
-        CORE_RPATH,
-    ).read_bytes()
+    data = _core_with(fx, "bad/where.dylib", "where", BUILD_PATH_SOURCE)
     errors = check_macos_wheels.check_macho(CORE_MEMBER, data, "core")
     assert any("build path '/work/build/src/core/fixture.cc'" in e for e in errors), errors
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import tvm_ffi
 
-from conftest import REPO
+from conftest import REPO, child_result, run_module
 
 sys.path.insert(0, str(REPO / "packages"))
 import release_train  # noqa: E402
@@ -84,22 +84,58 @@ def test_core_table_is_generated_from_the_declarations():
     assert str(distribution_for(int(tvm_ffi.DLDeviceType.kDLCPU))) == "tvm-runtime"
 
 
-def _config(flag: str) -> str:
+# The two SDK locators: the module inside the runtime and the console script that never starts it.
+LOCATORS = {
+    "python -m tvm.config": [sys.executable, "-m", "tvm.config"],
+    "tvm-runtime-config": [str(Path(sys.executable).parent / "tvm-runtime-config")],
+}
+
+
+def _config(locator: str, flag: str) -> str:
     return subprocess.run(
-        [sys.executable, "-m", "tvm.config", flag], capture_output=True, text=True, check=True, cwd="/"
+        [*LOCATORS[locator], flag], capture_output=True, text=True, check=True, cwd="/"
     ).stdout.strip()
 
 
-def test_sdk_locator_points_at_the_installed_cmake_package():
+@pytest.mark.parametrize("locator", LOCATORS)
+def test_sdk_locator_points_at_the_installed_cmake_package(locator):
     import tvm
 
-    cmake_dir = Path(_config("--cmakedir"))
+    cmake_dir = Path(_config(locator, "--cmakedir"))
     assert cmake_dir.is_relative_to(Path(tvm.__path__[0]))
     for name in ("tvm_runtime-config.cmake", "tvm-config.cmake", "TVMRuntimeBackend.cmake"):
         assert (cmake_dir / name).is_file(), name
-    assert (Path(_config("--includedir")) / "tvm_runtime" / "c_api.h").is_file()
-    assert (Path(_config("--libdir")) / "libtvm_runtime.so").is_file()
-    assert _config("--abi-version") == "{}.{}".format(*release_train.abi_version())
+    assert (Path(_config(locator, "--includedir")) / "tvm_runtime" / "c_api.h").is_file()
+    assert (Path(_config(locator, "--libdir")) / "libtvm_runtime.so").is_file()
+    assert _config(locator, "--libfiles") == str(Path(_config(locator, "--libdir")) / "libtvm_runtime.so")
+    assert _config(locator, "--abi-version") == "{}.{}".format(*release_train.abi_version())
+    assert _config(locator, "--version") == md.version("tvm-runtime")
+    points = md.entry_points(group="tvm.backends")
+    installed = sorted(f"{ep.name} {ep.dist.metadata['Name']}=={ep.dist.version}" for ep in points)
+    assert _config(locator, "--backends").splitlines() == installed
+
+
+def test_console_locator_answers_without_starting_the_runtime():
+    result = child_result(run_module("children.config_without_runtime"))
+    for flag, (rc, answer) in result["answers"].items():
+        assert rc == 0 and answer == _config("python -m tvm.config", flag), flag
+    assert result["tvm_imported"] == []
+    assert result["mapped"] == []
+
+
+def test_console_locator_says_what_to_do_when_the_core_is_missing(tmp_path):
+    # An interpreter that sees the locator module but no tvm-runtime distribution nor tvm package.
+    import tvm_runtime_config
+
+    shutil.copy(tvm_runtime_config.__file__, tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-m", "tvm_runtime_config", "--libdir"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1
+    assert "tvm-runtime is not installed in this environment: pip install tvm-runtime" in proc.stderr
 
 
 # ---- the apache-tvm-ffi range: declared once, written everywhere ------------------------------
@@ -124,8 +160,9 @@ def test_tvm_ffi_range_is_declared_once_and_stated_the_same_everywhere():
     assert _specifier_set(ffi) == _specifier_set(requirement)
 
 
-def test_check_fails_on_a_drifted_tvm_ffi_range_and_sync_rewrites_it(tmp_path):
-    """`release_train.py check` and `sync`, run on a copy of the files they read and write."""
+def _release_train_copy(tmp_path: Path):
+    """Copy the files `release_train.py check` and `sync` read and write under tmp_path; return a
+    runner of that copy's commands."""
     copied = [
         "packages/release_train.py",
         "src/include/tvm_runtime/c_api.h",
@@ -135,14 +172,21 @@ def test_check_fails_on_a_drifted_tvm_ffi_range_and_sync_rewrites_it(tmp_path):
     for relative in copied:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, tmp_path / relative)
+    script = str(tmp_path / "packages" / "release_train.py")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False)
+
+    return run
+
+
+def test_check_fails_on_a_drifted_tvm_ffi_range_and_sync_rewrites_it(tmp_path):
+    """`release_train.py check` and `sync`, run on a copy of the files they read and write."""
+    run = _release_train_copy(tmp_path)
     workflow = tmp_path / "ci" / "github" / "release.yml"
     good = workflow.read_text(encoding="utf-8")
     drifted = "apache-tvm-ffi" + ">=0.1.9,<0.3"  # split: sync must not rewrite this test
     workflow.write_text(good.replace(release_train.tvm_ffi_requirement(), drifted), encoding="utf-8")
-
-    def run(command: str) -> subprocess.CompletedProcess:
-        script = str(tmp_path / "packages" / "release_train.py")
-        return subprocess.run([sys.executable, script, command], capture_output=True, text=True, check=False)
 
     check = run("check")
     assert check.returncode == 1
@@ -157,26 +201,13 @@ def test_platforms_give_markers_and_select_what_each_platform_builds(tmp_path):
     """A backend released on macOS only and test-built on linux-x86_64 (the Metal package's
     declaration): `check` finds the extras stale, `sync` writes them with a darwin marker, and
     each platform builds what it declares."""
-    copied = [
-        "packages/release_train.py",
-        "src/include/tvm_runtime/c_api.h",
-        "ci/github/release.yml",
-        *(f"packages/{p.directory.name}/pyproject.toml" for p in release_train.packages()),
-    ]
-    for relative in copied:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / relative, tmp_path / relative)
+    run = _release_train_copy(tmp_path)
     # The Metal package's declaration is copied with the others; its extras are taken out of the
     # generated files, so `check` must find them stale and `sync` must write them back.
     for dist in ("tvm", "tvm-runtime"):
         path = tmp_path / "packages" / dist / "pyproject.toml"
         text = re.sub(r"^metal = .*\n", "", path.read_text(encoding="utf-8"), flags=re.M)
         path.write_text(text, encoding="utf-8")
-    script = str(tmp_path / "packages" / "release_train.py")
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False)
-
     assert run("check").returncode == 1
     assert run("sync").returncode == 0
     assert run("check").returncode == 0

@@ -135,10 +135,7 @@ def test_out_of_memory_message(fake):
     r = run_fake(
         fake,
         """
-        try:
-            tvm.runtime.empty((1 << 41,), "uint8", tvm.rocm(0))
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: tvm.runtime.empty((1 << 41,), "uint8", tvm.rocm(0)))
         """,
     )
     assert "out of memory on ROCm device 0 (Fake AMD GPU 0, gfx90a:sramecc+:xnack-)" in r["msg"]
@@ -361,10 +358,7 @@ def test_xnack_mode_mismatch_is_refused(fake):
             flags = int.from_bytes(code[48:52], "little")
             code[48:52] = ((flags & ~0x300) | 0x300).to_bytes(4, "little")
         f = load(add_payload(code_patch=xnack_on))["add_kernel"]
-        try:
-            f(None, None, None, 16, 64)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: f(None, None, None, 16, 64))
         """,
     )
     assert "it was built with xnack+ but the device runs with xnack-" in r["msg"]
@@ -397,10 +391,7 @@ def test_kernel_missing_from_the_code_object(fake):
         fake,
         """
         f = load(add_payload([Kernel("ghost", [HANDLE, HANDLE, HANDLE])]))["ghost"]
-        try:
-            f(None, None, None, 16, 64)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: f(None, None, None, 16, 64))
         """,
     )
     assert "kernel 'ghost' is listed in the module's function table but its image on ROCm " in r["msg"]
@@ -412,10 +403,7 @@ def test_launch_failure_message(fake):
         """
         f = load(add_payload())["add_kernel"]
         buf = tvm.runtime.empty((4,), "float32", tvm.rocm(0))
-        try:
-            f(buf, buf, buf, 1, 2048)
-        except RuntimeError as err:
-            result(msg=str(err))
+        result_of_error(lambda: f(buf, buf, buf, 1, 2048))
         """,
     )
     assert "launch of ROCm kernel 'add_kernel' on ROCm device 0 (Fake AMD GPU 0" in r["msg"]

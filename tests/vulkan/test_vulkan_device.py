@@ -18,7 +18,7 @@ from backend_testing.runners import (
 from vk_support import VK_ARTIFACTS, load_payload, payload_of, target_property, vulkan_device
 
 import tvm
-from conftest import run_python
+from conftest import run_module
 from tvm.backend import vulkan as hook
 
 
@@ -39,16 +39,20 @@ def test_attributes(dev):
     assert dev.max_clock_rate is None and dev.multi_processor_count is None
 
 
+# Target properties apache-tvm's Vulkan target kind declares as bool.
+BOOL_PROPERTIES = (
+    "supports_float16",
+    "supports_int8",
+    "supports_int16",
+    "supports_int64",
+    "supports_16bit_buffer",
+)
+
+
 def test_target_properties(dev):
     get = tvm_ffi.get_global_func("device_api.vulkan.get_target_property")
     # Types as apache-tvm's target kind declares them.
-    for key in (
-        "supports_float16",
-        "supports_int8",
-        "supports_int16",
-        "supports_int64",
-        "supports_16bit_buffer",
-    ):
+    for key in BOOL_PROPERTIES:
         assert isinstance(get(dev, key), bool), key
     for key in ("max_num_threads", "thread_warp_size", "max_push_constants_size", "max_storage_buffer_range"):
         assert isinstance(get(dev, key), int), key
@@ -76,13 +80,7 @@ def test_detect_target(dev):
     assert set(target) - {"kind"} == set(hook.TARGET_PROPERTIES)
     assert target["max_num_threads"] == dev.max_threads_per_block
     assert target["thread_warp_size"] == dev.warp_size
-    for key in (
-        "supports_float16",
-        "supports_int8",
-        "supports_int16",
-        "supports_int64",
-        "supports_16bit_buffer",
-    ):
+    for key in BOOL_PROPERTIES:
         assert target[key] == target_property(dev, key)
     # The core's generic entry point dispatches to the hook.
     assert tvm.backend.detect_target_from_device(dev) == target
@@ -208,24 +206,6 @@ def test_streams_are_the_default_queue(dev):
     tvm.get_global_func("runtime.Device_StreamSyncFromTo")(dev, 0, 0)
 
 
-ALT_PATH_SCRIPT = """
-import json, numpy as np, tvm
-from conftest import case, run_kernel_call
-from vk_support import vk_cases, missing_features
-dev = tvm.vulkan(0)
-for c in vk_cases():
-    if missing_features(c, dev):
-        continue
-    for call in c["calls"]:
-        for key, out, expected in run_kernel_call(tvm, c, call, dev):
-            np.testing.assert_allclose(out.numpy().astype("float64"), expected.astype("float64"),
-                                       rtol=c["rtol"], atol=c["atol"], err_msg=c["name"] + key)
-x = np.arange(18 << 20, dtype="float32")  # 72 MiB: copied through staging in two pieces
-np.testing.assert_array_equal(tvm.runtime.tensor(x, dev).numpy(), x)
-print("ALL OK", len(vk_cases()))
-"""
-
-
 @pytest.mark.parametrize(
     "env",
     [{"TVM_VULKAN_FORCE_STAGING": "1"}, {"TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR": "1"}],
@@ -234,11 +214,7 @@ print("ALL OK", len(vk_cases()))
 def test_alternative_paths(dev, env):
     # The staging-buffer copies (discrete GPUs) and descriptor-set binding (devices without
     # VK_KHR_push_descriptor) run every fixture, forced on whatever device this is.
-    here = str(VK_ARTIFACTS.parent.parent / "vulkan")
-    proc = run_python(
-        f"import sys; sys.path[:0] = [{here!r}, {str(VK_ARTIFACTS.parent.parent)!r}]\n" + ALT_PATH_SCRIPT,
-        env=env,
-    )
+    proc = run_module("children.vulkan_every_case", "staging", env=env)
     assert "ALL OK" in proc.stdout
 
 

@@ -4,18 +4,11 @@ function the backend registers (target properties).  Runs on a real driver (lava
 
 from __future__ import annotations
 
-import traceback
-
 import pytest
+from backend_testing.tracebacks import cxx_frames
 from vk_support import target_property, vulkan_device
 
 import tvm
-
-
-def cxx_frames(exc: BaseException) -> list[tuple[str, str]]:
-    """(file name, function) of the traceback entries that come from C++ sources."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return [(f.filename.rsplit("/", 1)[-1], f.name) for f in frames if f.filename.endswith((".cc", ".h"))]
 
 
 @pytest.fixture()

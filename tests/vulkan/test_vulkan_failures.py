@@ -15,6 +15,7 @@ from backend_testing.no_driver import (
     no_driver_script,
     run_without_driver,
 )
+from backend_testing.payloads import assert_loaded_add_kernel, assert_truncations_rejected, copy_with_length
 from vk_support import (
     VK_ARTIFACTS,
     kernels_of,
@@ -26,7 +27,7 @@ from vk_support import (
 )
 
 import tvm
-from conftest import run_python
+from conftest import run_module, run_python
 
 ADD_SO = str(VK_ARTIFACTS / "add.so")
 LVP_MISSING = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"}
@@ -54,16 +55,11 @@ def test_no_driver():
 
 
 def test_real_payload_loads():
-    mod = load_payload(payload_of("add"))
-    assert mod.kind == "vulkan"
-    assert mod.implements_function("add_kernel")
-    assert not mod.implements_function("nope")
+    assert_loaded_add_kernel(load_payload(payload_of("add")), "vulkan")
 
 
-@pytest.mark.parametrize("cut", [0, 1, 7, 12, 40, 200, -1, -5, -100])
-def test_truncated_payload(cut):
-    with pytest.raises(ValueError, match="Corrupted vulkan"):
-        load_payload(payload_of("add")[:cut])
+def test_truncated_payload():
+    assert_truncations_rejected(load_payload, payload_of("add"), "Corrupted vulkan")
 
 
 def test_huge_length_fields():
@@ -80,13 +76,10 @@ def test_huge_length_fields():
 
 def test_corrupted_artifact_file(tmp_path):
     # Patch a length inside a copy of the artifact's embedded payload: loading fails cleanly.
-    data = bytearray(open(ADD_SO, "rb").read())
-    at = data.index(payload_of("add"))
-    struct.pack_into("<Q", data, at, 1000)  # fmt string length
-    bad = tmp_path / "add_corrupted.so"
-    bad.write_bytes(bytes(data))
+    at = open(ADD_SO, "rb").read().index(payload_of("add"))
+    bad = copy_with_length(ADD_SO, tmp_path, at, lambda n: 1000)  # the fmt string's length
     with pytest.raises(ValueError, match="Corrupted vulkan module blob"):
-        tvm.runtime.load_module(str(bad))
+        tvm.runtime.load_module(bad)
 
 
 def test_unknown_format():
@@ -255,30 +248,6 @@ def test_buffer_from_another_device(dev):
         mod["add_kernel"](ctypes.c_void_p(cpu.data_ptr()), gpu, gpu, 16, 64)
 
 
-VALIDATION_SCRIPT = """
-import numpy as np, tvm
-from conftest import run_kernel_call
-from vk_support import vk_cases, missing_features
-from tvm.backend.vulkan import validation_messages
-dev = tvm.vulkan(0)
-assert tvm.get_global_func("tvm_runtime.vulkan.validation_enabled")(), validation_messages()
-for c in vk_cases():
-    if missing_features(c, dev):
-        continue
-    for call in c["calls"]:
-        for key, out, expected in run_kernel_call(tvm, c, call, dev):
-            np.testing.assert_allclose(out.numpy().astype("float64"), expected.astype("float64"),
-                                       rtol=c["rtol"], atol=c["atol"])
-x = tvm.runtime.tensor(np.arange(100, dtype="float32"), dev)
-x._create_view((50,), "float32", 0).copyto(x._create_view((50,), "float32", 40))
-x.copyto(dev).numpy()
-dev.sync()
-print("MESSAGES:", len(validation_messages()))
-for m in validation_messages():
-    print(m)
-"""
-
-
 @pytest.mark.parametrize(
     "extra",
     [{}, {"TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR": "1", "TVM_VULKAN_FORCE_STAGING": "1"}],
@@ -292,12 +261,7 @@ def test_validation_layer_is_clean(dev, extra):
     )
     if not probe.stdout.startswith("True"):
         pytest.skip(f"Khronos validation layer not installed: {probe.stdout.strip()}")
-    tests_dir = VK_ARTIFACTS.parent.parent
-    proc = run_python(
-        f"import sys; sys.path[:0] = [{str(tests_dir / 'vulkan')!r}, {str(tests_dir)!r}]\n"
-        + VALIDATION_SCRIPT,
-        env={"TVM_VULKAN_VALIDATION": "1", **extra},
-    )
+    proc = run_module("children.vulkan_every_case", "validation", env={"TVM_VULKAN_VALIDATION": "1", **extra})
     assert "MESSAGES: 0" in proc.stdout, proc.stdout + proc.stderr
 
 

@@ -13,7 +13,7 @@ installed and working.
 # tvm_ffi first: it loads libtvm_ffi.so RTLD_GLOBAL, which the core DSO links against.
 import tvm_ffi  # noqa: F401
 
-from . import _core
+from . import _core, _lazy
 from . import error  # registers apache-tvm 0.27's exception classes with tvm-ffi, first
 
 __version__ = _core.VERSION
@@ -52,14 +52,9 @@ _warn_if_mixed_install()
 backend._discover_at_import()
 
 
-def __getattr__(name: str):
-    # apache-tvm 0.27 imports these at `import tvm`; here they load on first use (tvm.rpc,
-    # tvm.contrib, ... cost nothing until a script reaches them).
-    if name in ("contrib", "exec", "relax", "rpc", "target"):
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# apache-tvm 0.27 imports these at `import tvm`; here they load on first use (tvm.rpc,
+# tvm.contrib, ... cost nothing until a script reaches them).
+__getattr__ = _lazy.submodules_on_first_use(__name__, ("contrib", "exec", "relax", "rpc", "target"))
 
 
 __all__ = [

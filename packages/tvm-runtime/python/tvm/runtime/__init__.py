@@ -5,6 +5,7 @@ from tvm_ffi import Object, Shape as ShapeTuple, convert
 from tvm_ffi._dtype import DataTypeCode
 from tvm_ffi._dtype import dtype as DataType  # noqa: N812  (apache-tvm name)
 
+from .. import _lazy
 from .device import Device, DeviceAttrKind
 from ._tensor import (
     Tensor,
@@ -42,14 +43,9 @@ from .params import (
 from . import _relax_run  # noqa: F401  (registers relax.run.print / relax.run.assert_op)
 
 
-def __getattr__(name: str):
-    # `tvm.runtime.vm` and `tvm.runtime.disco` (tvm-runtime-extra) are imported on first use so
-    # that `import tvm` stays cheap.
-    if name in ("vm", "disco"):
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `tvm.runtime.vm` and `tvm.runtime.disco` (tvm-runtime-extra) are imported on first use so
+# that `import tvm` stays cheap.
+__getattr__ = _lazy.submodules_on_first_use(__name__, ("vm", "disco"))
 
 
 __all__ = [
