@@ -254,7 +254,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # Tests that share an expensive session fixture run on one worker, so it is built once per run:
 # the release train's wheels (tests/release) and the template backend's wheels (testdev_install).
-_SHARED_SESSION_FIXTURES = {"train": "release-train", "base_prefix": "release-train", "testdev_install": "testdev"}
+_SHARED_SESSION_FIXTURES = {
+    "train": "release-train",
+    "base_prefix": "release-train",
+    "testdev_install": "testdev",
+}
 
 
 def _is_xdist_worker(config: pytest.Config) -> bool:
