@@ -51,11 +51,12 @@ for line in open("/proc/self/smaps"):
     elif inside and fields[0] == "Anonymous:":
         where = dict(current, anonymous_kb=int(fields[1]))
         inside = False
+stats = dict(mod["constant_stats"]())
 {extra}
 info = tvm_ffi.get_global_func("tvm_runtime.weights.cache_info")()
 print(json.dumps({{
     "y_ok": bool((y == data["y"]).all()), "w1_ok": bool((w.numpy() == data["w1"]).all()),
-    "aligned": ptr % 64 == 0, "where": where, "stats": dict(mod["constant_stats"]()),
+    "aligned": ptr % 64 == 0, "where": where, "stats": stats,
     "cache": {{str(k): (v if isinstance(v, (int, bool)) else str(v)) for k, v in info.items()}},
 }}))
 """
@@ -208,7 +209,7 @@ assert maps and all("(deleted)" in l for l in maps), maps
 def test_an_entry_removed_while_held_stays_valid_for_its_tensors(tmp_path):
     store = tmp_path / "weights"
     _check_right(_load(store))
-    report = _load(store, extra=textwrap.indent(textwrap.dedent(LIFETIME), ""))
+    report = _load(store, extra=LIFETIME)
     _check_right(report)
     assert report["cache"]["hits"] == 1
 

@@ -104,21 +104,22 @@ const char* CheckEntry(const MappedFile& file, const backend::CacheKey& key, con
   return nullptr;
 }
 
-/* The valid entry for `key`, mapped; nullptr (and the miss counted) when there is none. */
+/* The valid entry for `key`, mapped; nullptr when there is none (counted as a miss unless
+ * this is the second look, under the lock, of a load that missed already). */
 std::shared_ptr<const StoredImage> MapEntry(const backend::PersistentCache& store,
                                             const backend::CacheKey& key, const Payload& payload,
                                             const std::vector<RealignedSlot>& slots,
-                                            uint64_t image_bytes) {
+                                            uint64_t image_bytes, bool second_look) {
   auto file = std::make_unique<MappedFile>(store.PathOf(key), MappedFile::Mode::kCopyOnWrite);
   if (!file->ok() && !file->empty()) {
-    store.Missed();
+    if (!second_look) store.Missed();
     return nullptr;
   }
   const char* image = nullptr;
   const char* problem =
       file->ok() ? CheckEntry(*file, key, payload, slots, image_bytes, &image) : "truncated";
   if (problem != nullptr) {
-    store.Ignored(key, problem);
+    if (!second_look) store.Ignored(key, problem);
     return nullptr;
   }
   store.Hit(key);
@@ -203,7 +204,6 @@ class DirectoryLock {
       std::this_thread::sleep_for(pause);
       pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
     }
-    waited_ = pause != std::chrono::microseconds(200);
   }
   ~DirectoryLock() {
     if (fd_ >= 0) close(fd_);  // releases the lock
@@ -211,12 +211,8 @@ class DirectoryLock {
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
 
-  /* Whether another process held it first (it may have written the entry meanwhile). */
-  bool waited() const { return waited_; }
-
  private:
   int fd_ = -1;
-  bool waited_ = false;
 };
 
 }  // namespace
@@ -227,11 +223,10 @@ std::shared_ptr<const StoredImage> MapRealignedImage(const Payload& payload,
   backend::PersistentCache store = WeightStore();
   if (!store.enabled() || image_bytes == 0 || image_bytes < MinImageBytes()) return nullptr;
   backend::CacheKey key = KeyOf(payload, slots, image_bytes);
-  if (auto hit = MapEntry(store, key, payload, slots, image_bytes)) return hit;
+  if (auto hit = MapEntry(store, key, payload, slots, image_bytes, false)) return hit;
+  // Another process may have written the entry since, or be writing it now.
   DirectoryLock lock(store.policy().dir);
-  if (lock.waited()) {
-    if (auto hit = MapEntry(store, key, payload, slots, image_bytes)) return hit;
-  }
+  if (auto hit = MapEntry(store, key, payload, slots, image_bytes, true)) return hit;
   return WriteEntry(store, key, payload, slots, image_bytes);
 }
 
