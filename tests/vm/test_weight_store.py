@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ARTIFACTS, run_python
+from conftest import ARTIFACTS, run_module, run_python
 
 CONSTANTS = ARTIFACTS / "constants"
 MISALIGNED = CONSTANTS / "weights_cpu.so"
@@ -107,6 +107,9 @@ def test_first_load_writes_once_and_later_processes_map_it(tmp_path):
     assert second["where"]["inode"] == entry.stat().st_ino
     assert second["where"]["anonymous_kb"] == 0, second["where"]
     assert _entries(store) == [entry] and not list(store.glob("*.tmp.*"))
+    # The diagnostic command shows where the store is and what it holds.
+    out = run_module("tvm.backend", env=_env(store)).stdout
+    assert f"weight cache: {store}  1 entries" in out, out
 
 
 @pytest.mark.parametrize(
