@@ -23,6 +23,14 @@ constants of the model's executable (ours counts them while loading).
 Targets (issue 26), per model: growth after load <= 1.1x the weight bytes with anonymous memory
 <= 0.1x; load + VM <= 2x the np.fromfile floor; reload RSS flat (<= 4 KB per cycle). Children
 of the variants are interleaved so that machine drift hits all alike.
+
+Processes sharing one model (issue 37): N = 1, 2, 4, 8 children of one variant load the model
+at once (load + VM + one inference) and, while all N are alive, report how much their PSS,
+anonymous memory and RSS grew; the sum over the N is what a server with N workers pays. Ours
+runs with its weight store ($TVM_WEIGHT_CACHE_DIR, a fresh directory per round): the first load
+into the empty store (one child) is timed apart from the later ones. Targets: total PSS of 4
+processes <= 1.5x the weight bytes (anonymous <= 0.3x); a later load + VM <= 2x np.fromfile, the
+first <= 3x. Every child of the runs above gets a store of its own too, never ~/.cache.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +64,14 @@ FLOOR_LIMIT = 2.0  # x np.fromfile, load + VM
 RSS_CYCLE_LIMIT = 4096  # bytes per reload cycle
 APACHE_RSS_CYCLES = 5  # its reloads keep every copy: enough to measure that, no more
 
-_CHILD = """\
+SHARED_PSS_LIMIT = 1.5  # x weight bytes: total PSS growth of 4 processes
+SHARED_ANON_LIMIT = 0.3  # x weight bytes: their total anonymous growth
+LATER_LOAD_LIMIT = 2.0  # x np.fromfile: load + VM with the weight store filled
+FIRST_LOAD_LIMIT = 3.0  # x np.fromfile: load + VM writing the weight store
+SHARED_TARGET_N = 4
+
+# What every child starts with: the model's input and its memory counters.
+_PRELUDE = """\
 import gc, json, os, sys, time
 import numpy as np
 import tvm
@@ -78,6 +94,16 @@ def grown(since):
     now_ = memory()
     return {k: now_[k] - since[k] for k in since}
 
+def check(y):
+    y = y[0] if not hasattr(y, "numpy") else y
+    if not np.allclose(y.numpy(), data["y"], rtol=1e-4, atol=1e-4):
+        raise SystemExit("WRONG RESULT")
+"""
+
+_CHILD = (
+    _PRELUDE
+    + """
+
 def load():
     return VirtualMachine(tvm.runtime.load_module(spec["artifact"]), tvm.cpu())
 
@@ -89,11 +115,12 @@ vm = VirtualMachine(mod, tvm.cpu()); t2 = now()
 after_vm = grown(base)
 y = vm["main"](x)
 after_call = grown(base)
-y = y[0] if not hasattr(y, "numpy") else y
-if not np.allclose(y.numpy(), data["y"], rtol=1e-4, atol=1e-4):
-    raise SystemExit("WRONG RESULT")
+check(y)
 stats = mod["constant_stats"]() if mod.implements_function("constant_stats") else None
-weights = int(stats["copied_bytes"] + stats["aliased_bytes"]) if stats is not None else None
+weights = (
+    int(stats["copied_bytes"] + stats["aliased_bytes"] + stats["stored_bytes"])
+    if stats is not None else None
+)
 del vm, y, mod
 gc.collect()
 after_release = grown(base)
@@ -118,6 +145,34 @@ print(json.dumps({
     "rss_per_cycle": (memory()["rss"] - start) / max(1, cycles),
 }))
 """
+)
+
+# One of N processes loading the model at once; the barriers (files in spec["sync"]) make all N
+# start loading together and measure while all N hold the model.
+_SHARED_CHILD = (
+    _PRELUDE
+    + """
+def barrier(name):
+    open(os.path.join(spec["sync"], name + "." + str(spec["index"])), "w").close()
+    while sum(f.startswith(name + ".") for f in os.listdir(spec["sync"])) < spec["n"]:
+        time.sleep(0.002)
+
+gc.collect()
+barrier("ready")
+base = memory()
+t0 = now()
+vm = VirtualMachine(tvm.runtime.load_module(spec["artifact"]), tvm.cpu())
+t1 = now()
+barrier("loaded")
+after_vm = grown(base)  # the weights alone: no inference has run yet
+barrier("measured_vm")
+check(vm["main"](x))
+barrier("called")
+grew = grown(base)
+barrier("measured")
+print(json.dumps({"load_vm_ms": (t1 - t0) / 1e6, **grew, "after_vm": after_vm}))
+"""
+)
 
 _FLOOR = """\
 import json, mmap, os, sys, time
@@ -159,13 +214,121 @@ def bench_model(
                 _, out = run_child([floor_python, "-c", _FLOOR, json.dumps(spec)], cwd, env)
             else:
                 child_spec = dict(spec)
+                child_env_ = env
                 if key == "apache":
                     # apache-tvm keeps every model it loaded (tvm_ffi.load_module's default): a
                     # thousand cycles of a large one would not fit in memory.
                     child_spec["rss_cycles"] = min(spec["rss_cycles"], APACHE_RSS_CYCLES)
-                _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(child_spec)], cwd, env)
+                else:  # a store of the model's own, filled by the first round
+                    child_env_ = {
+                        **env,
+                        "TVM_WEIGHT_CACHE_DIR": str(Path(cwd) / "store" / Path(spec["artifact"]).stem),
+                    }
+                _, out = run_child([pythons[key], "-c", _CHILD, json.dumps(child_spec)], cwd, child_env_)
             raw[key].append(json.loads(last_line(out)))
     return raw
+
+
+def run_together(python: str, spec: dict[str, Any], n: int, cwd: str, env: dict) -> list[dict[str, Any]]:
+    """N children of `python` loading the model at once; each one's report."""
+    sync = tempfile.mkdtemp(prefix="sync_", dir=cwd)
+    procs = [
+        subprocess.Popen(
+            [python, "-c", _SHARED_CHILD, json.dumps({**spec, "sync": sync, "n": n, "index": i})],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
+    reports = []
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"shared-load child failed (rc={p.returncode}):\n{err[-4000:]}")
+        reports.append(json.loads(last_line(out)))
+    return reports
+
+
+def bench_shared(
+    spec: dict[str, Any], pythons: dict[str, str], rounds: int, counts: Sequence[int], cwd: str, env: dict
+) -> dict[str, Any]:
+    """Per variant and N, the children's reports; ours also `first`: the load into an empty store."""
+    raw: dict[str, Any] = {key: {str(n): [] for n in counts} for key in pythons}
+    raw["ours"]["first"] = []
+    for r in range(rounds):
+        store = tempfile.mkdtemp(prefix="weights_", dir=cwd)  # empty: the first load writes it
+        ours_env = {**env, "TVM_WEIGHT_CACHE_DIR": store}
+        raw["ours"]["first"] += run_together(pythons["ours"], spec, 1, cwd, ours_env)
+        for n in counts:
+            for key in pythons if r % 2 == 0 else reversed(list(pythons)):
+                child_env_ = ours_env if key == "ours" else env
+                raw[key][str(n)].append(run_together(pythons[key], spec, n, cwd, child_env_))
+    return raw
+
+
+def summarize_shared(raw: dict[str, Any], weights: int, floor_ms: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("ours", "apache"):
+        by_n = {}
+        for n, runs in raw[key].items():
+            if n == "first":
+                continue
+            by_n[n] = {
+                f"total_{m}": median(sum(c[m] for c in run) for run in runs)
+                for m in ("pss", "anonymous", "rss")
+            }
+            by_n[n]["load_ms"] = summarize(c["load_vm_ms"] for run in runs for c in run).to_dict(3)
+            # Before any inference: what the weights alone cost the N processes.
+            by_n[n]["total_pss_after_vm"] = median(sum(c["after_vm"]["pss"] for c in run) for run in runs)
+            by_n[n]["total_anonymous_after_vm"] = median(
+                sum(c["after_vm"]["anonymous"] for c in run) for run in runs
+            )
+            by_n[n]["pss_vs_weights"] = round(by_n[n]["total_pss"] / weights, 4)
+            by_n[n]["anonymous_vs_weights"] = round(by_n[n]["total_anonymous"] / weights, 4)
+        out[key] = {"by_n": by_n}
+    ours = out["ours"]
+    ours["first_ms"] = summarize(c["load_vm_ms"] for c in raw["ours"]["first"]).to_dict(3)
+    later = ours["by_n"]["1"]["load_ms"]["median"] if "1" in ours["by_n"] else float("nan")
+    out["ratios"] = {
+        "ours_first_vs_fromfile": round(ratio(ours["first_ms"]["median"], floor_ms), 4),
+        "ours_later_vs_fromfile": round(ratio(later, floor_ms), 4),
+    }
+    return out
+
+
+def shared_targets(name: str, shared: dict[str, Any]) -> list[dict[str, Any]]:
+    at = shared["ours"]["by_n"].get(str(SHARED_TARGET_N))
+    checks = [
+        (
+            "first_load_vs_fromfile",
+            shared["ratios"]["ours_first_vs_fromfile"],
+            FIRST_LOAD_LIMIT,
+            "x np.fromfile",
+        ),
+        (
+            "later_load_vs_fromfile",
+            shared["ratios"]["ours_later_vs_fromfile"],
+            LATER_LOAD_LIMIT,
+            "x np.fromfile",
+        ),
+    ]
+    if at is not None:
+        checks += [
+            (f"pss_{SHARED_TARGET_N}_processes", at["pss_vs_weights"], SHARED_PSS_LIMIT, "x weight bytes"),
+            (
+                f"anonymous_{SHARED_TARGET_N}_processes",
+                at["anonymous_vs_weights"],
+                SHARED_ANON_LIMIT,
+                "x weight bytes",
+            ),
+        ]
+    return [
+        {"name": f"{name}.{key}", "value": value, "limit": limit, "unit": unit, "pass": value <= limit}
+        for key, value, limit, unit in checks
+    ]
 
 
 def summarize_model(raw: dict[str, Any], size: int) -> dict[str, Any]:
@@ -222,6 +385,10 @@ def model_targets(name: str, m: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _x(by_n: dict[str, Any], what: str, weights: int) -> str:
+    return f"{by_n[f'total_{what}_after_vm'] / weights:.2f}x"
+
+
 def _mb(n: float) -> str:
     return f"{n / 1e6:.1f}"
 
@@ -257,6 +424,43 @@ def render_markdown(results: dict[str, Any]) -> str:
         ours_kb = m["ours"]["rss_per_cycle"]["median"] / 1e3
         cycle = f"{ours_kb:.2f} vs {m['apache']['rss_per_cycle']['median'] / 1e3:.1f}"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cycle} |")
+    shared = {name: m["shared"] for name, m in results["models"].items() if "shared" in m}
+    if shared:
+        lines += [
+            "",
+            "N processes serving one model (load + VM + one inference, measured while all N live): "
+            "total growth over the N, x the weight bytes, ours vs apache-tvm 0.27:",
+            "",
+            "| model | N | PSS | anonymous | PSS / anonymous after VM, before inference "
+            "| load + VM per process (ms, median) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, sh in shared.items():
+            weights = results["models"][name]["weights"]
+            for n, o in sh["ours"]["by_n"].items():
+                a = sh["apache"]["by_n"][n]
+                lines.append(
+                    f"| {name} | {n} | {o['pss_vs_weights']:.2f}x vs {a['pss_vs_weights']:.2f}x "
+                    f"| {o['anonymous_vs_weights']:.2f}x vs {a['anonymous_vs_weights']:.2f}x "
+                    f"| {_x(o, 'pss', weights)} / {_x(o, 'anonymous', weights)} vs "
+                    f"{_x(a, 'pss', weights)} / {_x(a, 'anonymous', weights)} "
+                    f"| {o['load_ms']['median']:.1f} vs {a['load_ms']['median']:.1f} |"
+                )
+        lines += [
+            "",
+            "| model | first load + VM, empty store (ms) | later, N = 1 (ms) | np.fromfile (ms) "
+            "| first / floor | later / floor |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, sh in shared.items():
+            m = results["models"][name]
+            lines.append(
+                f"| {name} | {sh['ours']['first_ms']['median']:.1f} "
+                f"| {sh['ours']['by_n']['1']['load_ms']['median']:.1f} "
+                f"| {m['floor']['fromfile_ms']['median']:.1f} "
+                f"| {sh['ratios']['ours_first_vs_fromfile']:.2f}x "
+                f"| {sh['ratios']['ours_later_vs_fromfile']:.2f}x |"
+            )
     cfg, mach = results["config"], results["machine"]
     verdicts = ", ".join(f"{t['name']} {'PASS' if t['pass'] else 'FAIL'}" for t in results["targets"])
     lines += [
@@ -276,6 +480,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loads", type=int, default=10, help="timed warm loads per child (~50 MB model)")
     p.add_argument("--rss-cycles", type=int, default=1000, help="reload cycles per child (~50 MB model)")
     p.add_argument("--models", nargs="*", help="only these (file stems)")
+    p.add_argument(
+        "--processes",
+        type=lambda text: [int(n) for n in text.split(",") if n],
+        default=[1, 2, 4, 8],
+        help="process counts of the shared-load runs (comma-separated; empty: skip them)",
+    )
+    p.add_argument("--shared-rounds", type=int, default=2, help="rounds of the shared-load runs")
     p.add_argument(
         "--min-rss-cycles",
         type=int,
@@ -316,6 +527,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             models[so.stem] = summarize_model(raw, size)
             raw_all[so.stem] = raw
             m = models[so.stem]
+            if args.processes:
+                shared_raw = bench_shared(spec, pythons, args.shared_rounds, args.processes, cwd, env)
+                m["shared"] = summarize_shared(shared_raw, m["weights"], m["floor"]["fromfile_ms"]["median"])
+                raw["shared"] = shared_raw
+                pss = m["shared"]["ours"]["by_n"].get(str(SHARED_TARGET_N), {}).get("pss_vs_weights")
+                first = m["shared"]["ours"]["first_ms"]["median"]
+                log(
+                    f"  {so.stem:20s} shared: first load {first:.1f} ms, "
+                    f"PSS of {SHARED_TARGET_N}: {pss}x weights"
+                )
             log(
                 f"  {so.stem:20s} ours {m['ours']['load_ms']['median']:7.2f} ms"
                 f"  apache {m['apache']['load_ms']['median']:7.2f} ms"
@@ -324,10 +545,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  ({time.perf_counter() - t0:.0f}s)"
             )
     targets = [t for name, m in models.items() for t in model_targets(name, m)]
+    targets += [t for name, m in models.items() if "shared" in m for t in shared_targets(name, m["shared"])]
     results: dict[str, Any] = {
         **run_header("load_bench", t_begin, load_before, machine_info()),
         "venvs": venvs,
-        "config": {"rounds": args.rounds, "per_model": plans},
+        "config": {
+            "rounds": args.rounds,
+            "per_model": plans,
+            "processes": args.processes,
+            "shared_rounds": args.shared_rounds,
+        },
         "models": models,
         "targets": targets,
         "all_targets_pass": all(t["pass"] for t in targets),

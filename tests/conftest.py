@@ -24,14 +24,15 @@ import process_audit
 import pytest
 import skip_audit
 
-# The persistent kernel caches (OpenCL program binaries, Vulkan pipeline caches, CUDA cubins) of
-# this whole run, its subprocesses included, live in one temporary directory: the suite never
-# reads or writes ~/.cache/tvm-runtime.  Tests about the caches point them elsewhere again.
+# The persistent kernel caches (OpenCL program binaries, Vulkan pipeline caches, CUDA cubins) and
+# the weight store of this whole run, its subprocesses included, live in one temporary directory:
+# the suite never reads or writes ~/.cache/tvm-runtime.  Tests about the caches point them
+# elsewhere again.
 # (Children that import this file inherit the setting and keep any cache a test gave them.)
 if "TVM_TEST_KERNEL_CACHES" not in os.environ:
     os.environ["TVM_TEST_KERNEL_CACHES"] = tempfile.mkdtemp(prefix="tvm-test-kernel-caches-")
     atexit.register(shutil.rmtree, os.environ["TVM_TEST_KERNEL_CACHES"], ignore_errors=True)
-    for _backend in ("opencl", "vulkan", "cuda"):
+    for _backend in ("opencl", "vulkan", "cuda", "weight"):
         os.environ[f"TVM_{_backend.upper()}_CACHE_DIR"] = f"{os.environ['TVM_TEST_KERNEL_CACHES']}/{_backend}"
 KERNEL_CACHES = Path(os.environ["TVM_TEST_KERNEL_CACHES"])
 

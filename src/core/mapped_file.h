@@ -46,26 +46,17 @@ class MappedFile {
       error_ = std::strerror(errno);
       return;
     }
-    struct stat st{};
-    if (fstat(fd_, &st) != 0) {
-      error_ = std::strerror(errno);
-    } else if (st.st_size == 0) {
-      empty_ = true;
-      error_ = "empty file";
-    } else {
-      int prot = mode == Mode::kReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
-      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), prot, MAP_PRIVATE, fd_, 0);
-      if (p != MAP_FAILED) {
-        data_ = static_cast<char*>(p);
-        size_ = static_cast<size_t>(st.st_size);
-      } else {
-        error_ = std::strerror(errno);
-      }
-    }
+    Map(mode);
     if (!keep_fd || data_ == nullptr) {
       close(fd_);
       fd_ = -1;
     }
+  }
+  /* Maps the file open as `fd`, which stays the caller's (to close when it likes: the mapping
+   * does not need it). */
+  MappedFile(int fd, Mode mode) : fd_(fd) {
+    Map(mode);
+    fd_ = -1;
   }
   ~MappedFile() {
     if (data_ != nullptr) munmap(data_, size_);
@@ -126,6 +117,25 @@ class MappedFile {
   }
 
  private:
+  void Map(Mode mode) {
+    struct stat st{};
+    if (fstat(fd_, &st) != 0) {
+      error_ = std::strerror(errno);
+    } else if (st.st_size == 0) {
+      empty_ = true;
+      error_ = "empty file";
+    } else {
+      int prot = mode == Mode::kReadOnly ? PROT_READ : PROT_READ | PROT_WRITE;
+      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), prot, MAP_PRIVATE, fd_, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<char*>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      } else {
+        error_ = std::strerror(errno);
+      }
+    }
+  }
+
   char* data_ = nullptr;
   size_t size_ = 0;
   int fd_ = -1;

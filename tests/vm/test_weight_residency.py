@@ -58,9 +58,11 @@ def test_loading_reads_no_weight():
         "tensors": 4,  # w1, b1, w2, b2
         "aliased": 0,
         "copied": 0,
+        "stored": 0,
         "uploaded": 0,
         "aliased_bytes": 0,
         "copied_bytes": 0,
+        "stored_bytes": 0,
     }
 
 

@@ -11,6 +11,7 @@
 
 #include "../tensor_ops.h"
 #include "allocators.h"
+#include "constant_store.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -51,21 +52,19 @@ class HostArena {
 
 namespace {
 
-// NDAlloc of a host tensor that points into the payload, which it keeps alive.
-struct PayloadAlias {
-  std::shared_ptr<const Payload> payload;
+// NDAlloc of a host tensor whose data lies in memory `owner` holds (the payload, the arena or
+// the store's mapped image), which the tensor keeps alive.
+template <typename Owner>
+struct OwnedData {
+  std::shared_ptr<Owner> owner;
   const char* data;
   void AllocData(DLTensor* t) { t->data = const_cast<char*>(data); }
   void FreeData(DLTensor*) {}
 };
-
-// NDAlloc of a host tensor copied into the arena, which it keeps alive.
-struct ArenaSlot {
-  std::shared_ptr<HostArena> arena;
-  char* data;
-  void AllocData(DLTensor* t) { t->data = data; }
-  void FreeData(DLTensor*) {}
-};
+template <typename Owner>
+OwnedData<Owner> Owned(std::shared_ptr<Owner> owner, const char* data) {
+  return OwnedData<Owner>{std::move(owner), data};
+}
 
 std::string Join(const std::vector<int64_t>& dims) {
   std::string out;
@@ -125,19 +124,38 @@ ffi::Tensor ConstantPool::Host(size_t i) {
   const DLDevice cpu{kDLCPU, 0};
   ffi::ShapeView shape(t.shape.data(), t.shape.size());
   if (Aligned(t)) {
-    t.host = ffi::Tensor::FromNDAlloc(PayloadAlias{payload_, t.data}, shape, t.dtype, cpu);
+    t.host = ffi::Tensor::FromNDAlloc(Owned(payload_, t.data), shape, t.dtype, cpu);
     ++stats_.aliased;
     stats_.aliased_bytes += static_cast<int64_t>(t.nbytes);
+    return t.host;
+  }
+  if (const std::shared_ptr<const StoredImage>& image = Image()) {
+    t.host = ffi::Tensor::FromNDAlloc(Owned(image, image->at(t.arena_offset)), shape, t.dtype, cpu);
+    ++stats_.stored;
+    stats_.stored_bytes += static_cast<int64_t>(t.nbytes);
     return t.host;
   }
   if (arena_ == nullptr) arena_ = std::make_shared<HostArena>(arena_bytes_);
   char* slot = arena_->at(t.arena_offset);
   Read(t, slot);
   payload_->Release(t.data, static_cast<size_t>(t.nbytes));
-  t.host = ffi::Tensor::FromNDAlloc(ArenaSlot{arena_, slot}, shape, t.dtype, cpu);
+  t.host = ffi::Tensor::FromNDAlloc(Owned(arena_, slot), shape, t.dtype, cpu);
   ++stats_.copied;
   stats_.copied_bytes += static_cast<int64_t>(t.nbytes);
   return t.host;
+}
+
+const std::shared_ptr<const StoredImage>& ConstantPool::Image() {
+  if (image_tried_) return image_;
+  image_tried_ = true;
+  std::vector<RealignedSlot> slots;
+  for (const TensorSource& t : tensors_) {
+    if (Aligned(t)) continue;
+    std::string layout = std::string(ffi::DLDataTypeToString(t.dtype)) + "[" + Join(t.shape) + "]";
+    slots.push_back({t.data, t.nbytes, t.arena_offset, std::move(layout)});
+  }
+  image_ = MapRealignedImage(*payload_, slots, arena_bytes_);
+  return image_;
 }
 
 ffi::Tensor ConstantPool::OnDevice(size_t i, DLDevice device, Allocator* alloc) {

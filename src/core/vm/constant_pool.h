@@ -4,9 +4,11 @@
  *
  * Parsing reads only each tensor record's header.  A tensor is materialized on first use:
  *  - on the CPU: a tensor that points into the payload when its data is 64-byte aligned (the
- *    alignment compiled kernels assume), else one copy of it, read straight from the payload
- *    into a host arena shared by all the copies of this executable; cached, so every VM of the
- *    executable shares it;
+ *    alignment compiled kernels assume); else, at the first such constant, the realigned image of
+ *    all the misaligned ones is mapped from the weight store (constant_store.h: one copy shared
+ *    by every process that loads the model), or, when the store is off or cannot be used, each
+ *    is copied straight from the payload into a host arena shared by all the copies of this
+ *    executable; cached, so every VM of the executable shares it;
  *  - on another device: one upload straight from the payload (no host staging copy), after
  *    which the payload's pages are released (a mapped file drops them from the resident set).
  * apache-tvm 0.27's executable instead holds a host copy of every weight next to the payload.
@@ -32,15 +34,18 @@ namespace vm {
 
 class Allocator;
 class HostArena;
+class StoredImage;
 
 /* Counters for tests and diagnostics (`VMExecutable.constant_stats`). */
 struct ConstantPoolStats {
   int64_t tensors = 0;        // tensor constants in the pool
   int64_t aliased = 0;        // host tensors pointing into the payload
   int64_t copied = 0;         // host tensors copied out of it (misaligned)
+  int64_t stored = 0;         // host tensors in the weight store's mapped image (misaligned)
   int64_t uploaded = 0;       // device uploads made straight from the payload
   int64_t copied_bytes = 0;   // bytes of the copies
   int64_t aliased_bytes = 0;  // bytes of the aliases
+  int64_t stored_bytes = 0;   // bytes of the stored ones
 };
 
 class ConstantPool {
@@ -82,6 +87,8 @@ class ConstantPool {
   };
 
   bool Aligned(const TensorSource& t) const;
+  /* The weight store's image of every misaligned constant, tried once; nullptr without one. */
+  const std::shared_ptr<const StoredImage>& Image();
   void Read(const TensorSource& t, void* dst) const;
 
   std::shared_ptr<const Payload> payload_;
@@ -89,6 +96,8 @@ class ConstantPool {
   std::vector<TensorSource> tensors_;
   uint64_t arena_bytes_ = 0;
   std::shared_ptr<HostArena> arena_;
+  std::shared_ptr<const StoredImage> image_;
+  bool image_tried_ = false;
   mutable std::mutex mu_;
   ConstantPoolStats stats_;
 };

@@ -14,6 +14,7 @@
 
 #include "../compiler_versions.h"
 #include "../tensor_record.h"
+#include "constant_store.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -521,6 +522,8 @@ ffi::Optional<ffi::Function> VMExecutable::GetFunction(const ffi::String& name) 
       return ffi::Map<ffi::String, int64_t>{{"tensors", st.tensors},
                                             {"aliased", st.aliased},
                                             {"copied", st.copied},
+                                            {"stored", st.stored},
+                                            {"stored_bytes", st.stored_bytes},
                                             {"uploaded", st.uploaded},
                                             {"aliased_bytes", st.aliased_bytes},
                                             {"copied_bytes", st.copied_bytes}};
@@ -534,6 +537,7 @@ ffi::Optional<ffi::Function> VMExecutable::GetFunction(const ffi::String& name) 
 }
 
 void RegisterVMExecutable() {
+  RegisterWeightStoreInfo();
   namespace refl = ::tvm::ffi::reflection;
   refl::GlobalDef()
       .def("ffi.Module.load_from_bytes.relax.VMExecutable",

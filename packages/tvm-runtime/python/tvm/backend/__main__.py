@@ -21,14 +21,14 @@ def _fmt_device(d: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def _fmt_cache(c: dict[str, Any]) -> str:
+def _fmt_cache(c: dict[str, Any], what: str = "kernel cache") -> str:
     if "error" in c:
-        return f"kernel cache: <error: {c['error']}>"
+        return f"{what}: <error: {c['error']}>"
     if not c["enabled"]:
-        return f"kernel cache: disabled ({c['env_prefix']}_DISABLE)"
+        return f"{what}: disabled ({c['env_prefix']}_DISABLE)"
     mib = 1 << 20
     return (
-        f"kernel cache: {c['dir']}  {c['entries']} entries, {c['bytes'] / mib:.1f} of "
+        f"{what}: {c['dir']}  {c['entries']} entries, {c['bytes'] / mib:.1f} of "
         f"{c['max_bytes'] / mib:.0f} MiB ({c['env_prefix']}_DIR, _MAX_SIZE, _DISABLE)"
     )
 
@@ -40,6 +40,8 @@ def render(report: dict[str, Any]) -> str:
         f"apache-tvm-ffi {core['apache_tvm_ffi']}, {core['num_threads']} CPU threads)",
         f"  library: {core['library']}",
     ]
+    if core.get("weight_cache"):
+        lines.append(f"  {_fmt_cache(core['weight_cache'], 'weight cache')}")
     for d in core["devices"]:
         lines.append(f"  {_fmt_device(d)}")
     if report["conflicts"]:

@@ -125,6 +125,8 @@ def collect() -> dict[str, Any]:
             "apache_tvm_ffi": tvm_ffi.__version__,
             "num_threads": int(_ffi_api.NumThreads()),
             "devices": cpu_devices,
+            # Where misaligned CPU weights are shared between processes (the weight store).
+            "weight_cache": kernel_cache("weights"),
         },
         "autoload": os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1"),
         "allow_list": os.environ.get("TVM_BACKENDS"),

@@ -155,27 +155,37 @@ inline void Put64(std::string* out, uint64_t v) {
 
 }  // namespace cache_entry_detail
 
-/* The file bytes of an entry holding `payload` for `key`. */
-inline std::string EncodeCacheEntry(const CacheKey& key, const std::string& payload) {
+/* The header and description of an entry for `key` whose payload has `payload_size` bytes with
+ * CRC-32 `payload_crc`: the file is these bytes followed by the payload. */
+inline std::string EncodeCacheEntryHeader(const CacheKey& key, uint64_t payload_size,
+                                          uint32_t payload_crc) {
   using namespace cache_entry_detail;
   const std::string& description = key.description();
   std::string out;
-  out.reserve(kCacheEntryHeaderSize + description.size() + payload.size());
+  out.reserve(kCacheEntryHeaderSize + description.size());
   out.append(kCacheEntryMagic, sizeof(kCacheEntryMagic));
   Put32(&out, kCacheEntryVersion);
   Put32(&out, static_cast<uint32_t>(description.size()));
-  Put64(&out, payload.size());
-  Put32(&out, Crc32::Of(payload.data(), payload.size()));
+  Put64(&out, payload_size);
+  Put32(&out, payload_crc);
   Put32(&out, 0);
   out += key.digest();
   out += description;
+  return out;
+}
+
+/* The file bytes of an entry holding `payload` for `key`. */
+inline std::string EncodeCacheEntry(const CacheKey& key, const std::string& payload) {
+  std::string out =
+      EncodeCacheEntryHeader(key, payload.size(), Crc32::Of(payload.data(), payload.size()));
   out += payload;
   return out;
 }
 
-/* Checks the framing and the payload checksum of `size` bytes (any bytes: this is the parser
- * of untrusted files) and fills `view`; says nothing yet about which key the entry is for. */
-inline CacheEntryCheck ParseCacheEntry(const char* data, size_t size, CacheEntryView* view) {
+/* Checks the framing of `size` bytes (any bytes: this is the parser of untrusted files) and
+ * fills `view`, without reading the payload: for a caller that checks every payload byte
+ * another way (the weight store compares them with the model's own). */
+inline CacheEntryCheck ParseCacheEntryFraming(const char* data, size_t size, CacheEntryView* view) {
   using namespace cache_entry_detail;
   if (size < sizeof(kCacheEntryMagic) ||
       std::memcmp(data, kCacheEntryMagic, sizeof(kCacheEntryMagic)) != 0) {
@@ -198,7 +208,14 @@ inline CacheEntryCheck ParseCacheEntry(const char* data, size_t size, CacheEntry
   view->description_size = description_size;
   view->payload = view->description + description_size;
   view->payload_size = static_cast<size_t>(payload_size);
-  if (Crc32::Of(view->payload, view->payload_size) != Get32(data + 24)) {
+  return CacheEntryCheck::kOk;
+}
+
+/* ParseCacheEntryFraming, and the payload's checksum. */
+inline CacheEntryCheck ParseCacheEntry(const char* data, size_t size, CacheEntryView* view) {
+  CacheEntryCheck check = ParseCacheEntryFraming(data, size, view);
+  if (check != CacheEntryCheck::kOk) return check;
+  if (Crc32::Of(view->payload, view->payload_size) != cache_entry_detail::Get32(data + 24)) {
     return CacheEntryCheck::kPayloadCorrupt;
   }
   return CacheEntryCheck::kOk;

@@ -93,24 +93,50 @@ class DiskCache {
 
   /* Atomically creates or replaces the entry; false with the reason in `*error` otherwise. */
   bool Write(const std::string& name, const std::string& data, std::string* error) const {
-    if (!MakeDirectories(dir_, error)) return false;
-    std::string final_path = PathOf(name);
-    // Unique per process and call, so concurrent writers never share a temporary file.
-    static int counter = 0;
-    std::string tmp = final_path + ".tmp." + std::to_string(static_cast<long>(getpid())) + "." +
-                      std::to_string(__atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) {
-      if (error) *error = "cannot create " + tmp + ": " + std::strerror(errno);
-      return false;
-    }
-    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-    ok = (std::fflush(f) == 0) && ok;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), final_path.c_str()) != 0) {
-      if (error) *error = "cannot write " + final_path + ": " + std::strerror(errno);
+    std::string tmp;
+    int fd = CreateTemporary(name, &tmp, error);
+    if (fd < 0) return false;
+    bool ok = WriteAll(fd, data.data(), data.size());
+    ok = (close(fd) == 0) && ok;
+    if (!ok) {
+      if (error) *error = "cannot write " + tmp + ": " + std::strerror(errno);
       std::remove(tmp.c_str());
       return false;
+    }
+    return Publish(tmp, name, error);
+  }
+
+  /* A new file, open for reading and writing, that becomes the entry `name` once Publish()ed
+   * (entries too large to build in memory are written through it piece by piece); its path in
+   * `*tmp`.  -1 with the reason in `*error` when the directory cannot be written. */
+  int CreateTemporary(const std::string& name, std::string* tmp, std::string* error) const {
+    if (!MakeDirectories(dir_, error)) return -1;
+    // Unique per process and call, so concurrent writers never share a temporary file.
+    static int counter = 0;
+    *tmp = PathOf(name) + ".tmp." + std::to_string(static_cast<long>(getpid())) + "." +
+           std::to_string(__atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+    int fd = open(tmp->c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && error) *error = "cannot create " + *tmp + ": " + std::strerror(errno);
+    return fd;
+  }
+
+  /* Renames a complete temporary file into place as the entry `name` (deletes it on failure). */
+  bool Publish(const std::string& tmp, const std::string& name, std::string* error) const {
+    if (std::rename(tmp.c_str(), PathOf(name).c_str()) == 0) return true;
+    if (error) *error = "cannot write " + PathOf(name) + ": " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+
+  /* write(2) until all `n` bytes are out; false on an error. */
+  static bool WriteAll(int fd, const void* data, size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      ssize_t done = write(fd, p, n);
+      if (done < 0 && errno == EINTR) continue;
+      if (done <= 0) return false;
+      p += done;
+      n -= static_cast<size_t>(done);
     }
     return true;
   }

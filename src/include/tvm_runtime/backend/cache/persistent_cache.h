@@ -92,14 +92,17 @@ struct CachePolicy {
 
   /* Read from the environment now (cheap: call it per build, so tests and long-running
    * processes see changes).  `subdir` is the default root below ~/.cache ("tvm-runtime/opencl");
-   * `entries` an optional directory inside the root for the entries ("kernels"). */
+   * `entries` an optional directory inside the root for the entries ("kernels"); `max_bytes`
+   * the bound when $<PREFIX>_MAX_SIZE does not set one. */
   static CachePolicy FromEnvironment(const std::string& env_prefix, const std::string& subdir,
-                                     const std::string& entries = "") {
+                                     const std::string& entries = "",
+                                     uint64_t max_bytes = kDefaultCacheMaxBytes) {
     CachePolicy p;
     p.env_prefix = env_prefix;
     p.root = DefaultCacheRoot((env_prefix + "_DIR").c_str(), subdir);
     p.dir = entries.empty() ? p.root : p.root + "/" + entries;
     p.enabled = !EnvFlagSet((env_prefix + "_DISABLE").c_str());
+    p.max_bytes = max_bytes;
     uint64_t bytes = 0;
     if (ParseByteSize(std::getenv((env_prefix + "_MAX_SIZE").c_str()), &bytes)) p.max_bytes = bytes;
     return p;
@@ -144,6 +147,7 @@ class PersistentCache {
   const CachePolicy& policy() const { return policy_; }
   CacheStats& stats() const { return *stats_; }
   std::string PathOf(const CacheKey& key) const { return disk_.PathOf(key.FileName()); }
+  const DiskCache& disk() const { return disk_; }
 
   /* True and the payload when a valid entry for `key` exists.  `check(payload)` may look
    * inside the payload (e.g. a driver's own header) and return why it is unusable, or nullptr. */
@@ -152,7 +156,7 @@ class PersistentCache {
     if (!policy_.enabled) return false;
     std::string file;
     if (!disk_.Read(key.FileName(), &file)) {
-      stats_->misses++;
+      Missed();
       return false;
     }
     CacheEntryCheck status = DecodeCacheEntry(file, key, payload);
@@ -160,15 +164,28 @@ class PersistentCache {
         status != CacheEntryCheck::kOk ? CacheEntryCheckName(status) : check(*payload);
     if (problem != nullptr) {
       payload->clear();
-      stats_->rejected++;
-      stats_->misses++;
-      stats_->Note("ignored " + PathOf(key) + " (" + problem + "): rebuilt and replaced");
+      Ignored(key, problem);
       return false;
     }
-    // A hit makes the entry the most recently used, so eviction takes others first.
+    Hit(key);
+    return true;
+  }
+
+  /* Counts a hit on `key`'s entry and makes it the most recently used, so eviction takes
+   * others first (for callers that read entries themselves, as the weight store maps them). */
+  void Hit(const CacheKey& key) const {
     utimensat(AT_FDCWD, PathOf(key).c_str(), nullptr, 0);
     stats_->hits++;
-    return true;
+  }
+
+  /* Counts a miss: no entry for the key. */
+  void Missed() const { stats_->misses++; }
+
+  /* Counts a miss on an entry that exists but is unusable for `problem`. */
+  void Ignored(const CacheKey& key, const std::string& problem) const {
+    stats_->rejected++;
+    stats_->misses++;
+    stats_->Note("ignored " + PathOf(key) + " (" + problem + "): rebuilt and replaced");
   }
 
   bool Load(const CacheKey& key, std::string* payload) const {
@@ -190,17 +207,33 @@ class PersistentCache {
     if (!policy_.enabled) return false;
     std::string file = EncodeCacheEntry(key, payload);
     std::string error;
-    if (file.size() > policy_.max_bytes) {
-      error = "not caching " + std::to_string(file.size()) + " bytes: more than " +
-              policy_.env_prefix + "_MAX_SIZE (" + std::to_string(policy_.max_bytes) + " bytes)";
-    } else if (disk_.Write(key.FileName(), file, &error)) {
-      stats_->stored++;
-      Evict(policy_.max_bytes, key.FileName());
+    if (Fits(file.size(), &error) && disk_.Write(key.FileName(), file, &error)) {
+      Stored(key);
       return true;
     }
+    StoreFailed(error);
+    return false;
+  }
+
+  /* Whether an entry file of `bytes` may be stored at all; why not in `*error`. */
+  bool Fits(uint64_t bytes, std::string* error) const {
+    if (bytes <= policy_.max_bytes) return true;
+    *error = "not caching " + std::to_string(bytes) + " bytes: more than " + policy_.env_prefix +
+             "_MAX_SIZE (" + std::to_string(policy_.max_bytes) + " bytes)";
+    return false;
+  }
+
+  /* Counts an entry written (by Store, or by a caller through disk()) and trims the directory
+   * to the size limit, never evicting that entry. */
+  void Stored(const CacheKey& key) const {
+    stats_->stored++;
+    Evict(policy_.max_bytes, key.FileName());
+  }
+
+  /* Counts and remembers a failed write. */
+  void StoreFailed(const std::string& error) const {
     stats_->store_failures++;
     stats_->Note(error);
-    return false;
   }
 
   CacheUsage Usage() const {
