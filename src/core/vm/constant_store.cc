@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kEnvPrefix = "TVM_WEIGHT_CACHE";
 // Part of every key: bump when the image layout or its key changes.
-constexpr const char* kKind = "cpu-constants/1";
+constexpr const char* kStoreKind = "cpu-constants/1";
 constexpr uint64_t kDefaultMaxBytes = uint64_t{4} << 30;
 constexpr uint64_t kDefaultMinBytes = uint64_t{1} << 20;
 constexpr uint64_t kAlignment = TVM_RUNTIME_ALLOC_ALIGNMENT;
@@ -71,7 +71,7 @@ backend::CacheKey KeyOf(const Payload& payload, const std::vector<RealignedSlot>
   }
   char digest[17];
   std::snprintf(digest, sizeof(digest), "%016llx", static_cast<unsigned long long>(hash.value()));
-  backend::CacheKey key(kKind);
+  backend::CacheKey key(kStoreKind);
   key.Add("runtime", TVMRuntimeVersion())
       .Add("pointer_bits", std::to_string(8 * sizeof(void*)))
       .Add("image_bytes", std::to_string(image_bytes))
