@@ -164,17 +164,13 @@ std::string ComputeVersion(const CudaDevice& d) {
 
 }  // namespace
 
-void CudaDeviceAPI::SetDevice(int32_t device_id) {
+void CudaDeviceAPI::SelectDevice(int32_t device_id) {
   CudaRuntime& rt = Runtime();
   rt.MakeCurrent(rt.Device(device_id));  // validates, and initializes CUDA on first use
-  backend::CurrentDevice<kDeviceTypeCUDA>() = device_id;
 }
 
-Any CudaDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any CudaDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   CudaRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   CudaDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -300,9 +296,8 @@ void CudaDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) {
   CheckCu(rc, "cuEventRecord/cuStreamWaitEvent");
 }
 
-Any CudaDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any CudaDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   CudaRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   CudaDevice& d = rt.Device(device_id);
   struct Entry {
     const char* key;
@@ -328,8 +323,6 @@ Any CudaDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
   }
   return Any();
 }
-
-std::string CudaDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- cuda_host
 

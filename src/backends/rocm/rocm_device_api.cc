@@ -130,17 +130,13 @@ void SyncPinnedMemoryUsers(void* stream) {
 
 }  // namespace
 
-void RocmDeviceAPI::SetDevice(int32_t device_id) {
+void RocmDeviceAPI::SelectDevice(int32_t device_id) {
   RocmRuntime& rt = Runtime();
   rt.MakeCurrent(rt.Device(device_id));  // validates, and initializes HIP on first use
-  backend::CurrentDevice<kDeviceTypeROCM>() = device_id;
 }
 
-Any RocmDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any RocmDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   RocmRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   RocmDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -259,9 +255,8 @@ void RocmDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) {
   CheckHip(rc, "hipEventRecord/hipStreamWaitEvent");
 }
 
-Any RocmDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any RocmDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   RocmRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   RocmDevice& d = rt.Device(device_id);
   struct Entry {
     const char* key;
@@ -284,8 +279,6 @@ Any RocmDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
   }
   return Any();
 }
-
-std::string RocmDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 // ------------------------------------------------------------------------------- rocm_host
 

@@ -6,20 +6,19 @@
 #define TVM_RUNTIME_BACKENDS_ROCM_ROCM_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
+
+#include "rocm_runtime.h"
 
 namespace tvm_runtime {
 namespace rocm {
 
-class RocmDeviceAPI final : public backend::DeviceBackend {
+class RocmDeviceAPI final : public backend::NumberedDevices<kDeviceTypeROCM, RocmRuntime> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-
+  TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES;
   TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;
-
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
   uint64_t DeviceFlags() const override { return TVM_RUNTIME_DEVICE_POINTER_ARITHMETIC; }
 };
 

@@ -38,16 +38,12 @@ std::string VersionString(uint32_t v) {
 
 }  // namespace
 
-void VulkanDeviceAPI::SetDevice(int32_t device_id) {
+void VulkanDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Info(device_id);  // validates, and initializes Vulkan on first use
-  backend::CurrentDevice<kDeviceTypeVulkan>() = device_id;
 }
 
-Any VulkanDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any VulkanDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   VulkanRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const PhysicalDeviceInfo& d = rt.Info(device_id);
   const VkPhysicalDeviceLimits& limits = d.props.limits;
   switch (kind) {
@@ -134,13 +130,10 @@ void VulkanDeviceAPI::StreamSync(int32_t device_id, void* stream) {
   if (VulkanDevice* d = rt.PeekDevice(device_id)) d->Sync();
 }
 
-Any VulkanDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any VulkanDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   VulkanRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   return TargetProperty(rt.Info(device_id), key);
 }
-
-std::string VulkanDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace vulkan
 }  // namespace tvm_runtime

@@ -7,17 +7,18 @@
 #define TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
+
+#include "vulkan_runtime.h"
 
 namespace tvm_runtime {
 namespace vulkan {
 
-class VulkanDeviceAPI final : public backend::DeviceBackend {
+class VulkanDeviceAPI final : public backend::NumberedDevices<kDeviceTypeVulkan, VulkanRuntime> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
+  TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES;
 };
 
 }  // namespace vulkan

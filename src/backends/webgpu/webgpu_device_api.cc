@@ -32,16 +32,12 @@ void CheckRange(const WebGPUBuffer* buf, uint64_t offset, uint64_t nbytes, const
 
 }  // namespace
 
-void WebGPUDeviceAPI::SetDevice(int32_t device_id) {
+void WebGPUDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Info(device_id);  // validates, and opens wgpu-native on first use
-  backend::CurrentDevice<kDeviceTypeWebGPU>() = device_id;
 }
 
-Any WebGPUDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any WebGPUDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   WebGPURuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const AdapterInfo& a = rt.Info(device_id);
   const WGPULimits& l = a.limits;
   switch (kind) {
@@ -123,9 +119,8 @@ void WebGPUDeviceAPI::StreamSync(int32_t device_id, void* stream) {
   if (WebGPUDevice* d = rt.PeekDevice(device_id)) d->Sync();
 }
 
-Any WebGPUDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any WebGPUDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   WebGPURuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   const AdapterInfo& a = rt.Info(device_id);
   if (key == "supports_float16") return a.shader_f16 && !FeatureDisabled("shader-f16");
   if (key == "max_num_threads") {
@@ -139,8 +134,6 @@ Any WebGPUDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key
   if (key == "supports_subgroups") return false;
   return Any();
 }
-
-std::string WebGPUDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace webgpu
 }  // namespace tvm_runtime
