@@ -70,12 +70,15 @@ class NumberedDevices : public DeviceBackend {
 };
 
 /* The declarations of what a NumberedDevices subclass defines in its .cc. */
-#define TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES                                              \
-  TVM_RUNTIME_DEVICE_BACKEND_MEMORY_OVERRIDES;                                              \
-  void SelectDevice(int32_t device_id) override;                                            \
-  ::tvm::ffi::Any DeviceAttr(int32_t device_id, int32_t kind) override;                     \
-  ::tvm::ffi::Any DeviceTargetProperty(int32_t device_id, const std::string& key) override; \
-  static_assert(true, "a semicolon after the macro")
+#define TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES \
+  TVM_RUNTIME_DEVICE_BACKEND_MEMORY_OVERRIDES; \
+  TVM_RUNTIME_NUMBERED_DEVICES_QUERY_OVERRIDES
+
+/* The three device queries alone (for subclasses of a base that also manages memory). */
+#define TVM_RUNTIME_NUMBERED_DEVICES_QUERY_OVERRIDES                    \
+  void SelectDevice(int32_t device_id) override;                        \
+  ::tvm::ffi::Any DeviceAttr(int32_t device_id, int32_t kind) override; \
+  ::tvm::ffi::Any DeviceTargetProperty(int32_t device_id, const std::string& key) override
 
 }  // namespace backend
 }  // namespace tvm_runtime
