@@ -326,16 +326,8 @@ Any CudaDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& ke
 
 // ------------------------------------------------------------------------------- cuda_host
 
-// Host memory belongs to no device: nothing to select.
-void CudaHostDeviceAPI::SetDevice(int32_t device_id) {}
-
-Any CudaHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
-  // Pinned memory is one pool shared by all GPUs: a single cuda_host device, index 0.
-  bool exists = device_id == 0 && Runtime().NumDevices() > 0;
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (exists && kind == kTVMRuntimeAttrDeviceName) return String("CUDA pinned host memory");
-  return Any();
-}
+CudaHostDeviceAPI::CudaHostDeviceAPI()
+    : PinnedHostMemory({"CUDA pinned host memory", SyncPinnedMemoryUsers, CopyWithCuda}) {}
 
 void* CudaHostDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
                                    DLDataType type_hint) {
@@ -358,26 +350,6 @@ void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
   CUresult rc = rt.api().MemFreeHost(data);
   if (!IsShutdownError(rc)) CheckCu(rc, "cuMemFreeHost");
 }
-
-void CudaHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
-                                 uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
-                                 DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0) return;
-  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
-    // The host touches pinned memory now: first let queued device copies into (or out of) it
-    // finish, so a read sees what they wrote and a write cannot race one still reading.
-    SyncPinnedMemoryUsers(nullptr);
-    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
-    return;
-  }
-  CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
-}
-
-void CudaHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
-  SyncPinnedMemoryUsers(stream);
-}
-
-std::string CudaHostDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace cuda
 }  // namespace tvm_runtime
