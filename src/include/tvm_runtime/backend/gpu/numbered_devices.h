@@ -20,8 +20,10 @@
 #ifndef TVM_RUNTIME_BACKEND_GPU_NUMBERED_DEVICES_H_
 #define TVM_RUNTIME_BACKEND_GPU_NUMBERED_DEVICES_H_
 
+#include <dlpack/dlpack.h>
 #include <tvm/ffi/any.h>
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/gpu/current_device.h>
 #include <tvm_runtime/c_api.h>
 
@@ -68,6 +70,16 @@ class NumberedDevices : public DeviceBackend {
     return device_id >= 0 && device_id < Runtime::Global().NumDevices();
   }
 };
+
+/* For global functions that take a device of one backend: ValueError "expected a <api> device
+ * (type <device_type>), got device type <n>" unless `dev` is one. */
+inline void RequireDeviceType(const DLDevice& dev, int32_t device_type, const char* api) {
+  if (dev.device_type != device_type) {
+    ThrowError("ValueError", std::string("expected a ") + api + " device (type " +
+                                 std::to_string(device_type) + "), got device type " +
+                                 std::to_string(dev.device_type));
+  }
+}
 
 /* The declarations of what a NumberedDevices subclass defines in its .cc. */
 #define TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES \
