@@ -152,7 +152,7 @@ struct VendorApi {
 
 /* What to say about a library that cannot serve as `Api`. */
 struct VendorApiMessages {
-  const char* library;     // "CUDA driver library": what a candidate must be
+  std::string library;     // "CUDA driver library": what a candidate must be
   std::string unusable;    // appended after "(missing <symbols>); " for an incomplete candidate
   std::string not_found;   // leads the failure: "<not_found> (<tried>). "
   std::string how_to_fix;  // ends the failure
