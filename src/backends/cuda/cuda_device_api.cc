@@ -164,17 +164,13 @@ std::string ComputeVersion(const CudaDevice& d) {
 
 }  // namespace
 
-void CudaDeviceAPI::SetDevice(int32_t device_id) {
+void CudaDeviceAPI::SelectDevice(int32_t device_id) {
   CudaRuntime& rt = Runtime();
   rt.MakeCurrent(rt.Device(device_id));  // validates, and initializes CUDA on first use
-  backend::CurrentDevice<kDeviceTypeCUDA>() = device_id;
 }
 
-Any CudaDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any CudaDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   CudaRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   CudaDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -300,9 +296,8 @@ void CudaDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) {
   CheckCu(rc, "cuEventRecord/cuStreamWaitEvent");
 }
 
-Any CudaDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any CudaDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   CudaRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   CudaDevice& d = rt.Device(device_id);
   struct Entry {
     const char* key;
@@ -329,20 +324,10 @@ Any CudaDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
   return Any();
 }
 
-std::string CudaDeviceAPI::DriverStatus() { return Runtime().Status(); }
-
 // ------------------------------------------------------------------------------- cuda_host
 
-// Host memory belongs to no device: nothing to select.
-void CudaHostDeviceAPI::SetDevice(int32_t device_id) {}
-
-Any CudaHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
-  // Pinned memory is one pool shared by all GPUs: a single cuda_host device, index 0.
-  bool exists = device_id == 0 && Runtime().NumDevices() > 0;
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (exists && kind == kTVMRuntimeAttrDeviceName) return String("CUDA pinned host memory");
-  return Any();
-}
+CudaHostDeviceAPI::CudaHostDeviceAPI()
+    : PinnedHostMemory({"CUDA pinned host memory", SyncPinnedMemoryUsers, CopyWithCuda}) {}
 
 void* CudaHostDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
                                    DLDataType type_hint) {
@@ -365,26 +350,6 @@ void CudaHostDeviceAPI::FreeData(int32_t device_id, void* data) {
   CUresult rc = rt.api().MemFreeHost(data);
   if (!IsShutdownError(rc)) CheckCu(rc, "cuMemFreeHost");
 }
-
-void CudaHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
-                                 uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
-                                 DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0) return;
-  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
-    // The host touches pinned memory now: first let queued device copies into (or out of) it
-    // finish, so a read sees what they wrote and a write cannot race one still reading.
-    SyncPinnedMemoryUsers(nullptr);
-    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
-    return;
-  }
-  CopyWithCuda(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
-}
-
-void CudaHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
-  SyncPinnedMemoryUsers(stream);
-}
-
-std::string CudaHostDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace cuda
 }  // namespace tvm_runtime

@@ -1,16 +1,12 @@
 #include "cuda_error.h"
 
-#include <tvm_runtime/backend/error.h>
-
 #include "cuda_library.h"
 
 namespace tvm_runtime {
 namespace cuda {
 
-namespace {
-
-// What to do about the errors users actually hit; the driver's own text says what happened.
-const char* Hint(CUresult result) {
+// The driver's own text says what happened; the hint says what to do about it.
+const char* CuStatusTraits::Hint(CUresult result) {
   switch (result) {
     case CUDA_ERROR_OUT_OF_MEMORY:
       return "free device memory (delete unused tensors) or use smaller inputs";
@@ -37,9 +33,7 @@ const char* Hint(CUresult result) {
   }
 }
 
-}  // namespace
-
-std::string CuErrorString(CUresult result) {
+std::string CuStatusTraits::Describe(CUresult result) {
   const CudaLibrary& driver = GetCudaLibrary();
   const char* name = nullptr;
   const char* text = nullptr;
@@ -50,12 +44,6 @@ std::string CuErrorString(CUresult result) {
   std::string out = name != nullptr ? name : "CUDA error " + std::to_string(result);
   if (text != nullptr) out += std::string(" (") + text + ")";
   return out;
-}
-
-void ThrowCuError(CUresult result, const std::string& what, backend::ThrowSite site) {
-  std::string message = what + " failed: " + CuErrorString(result);
-  if (const char* hint = Hint(result)) message += std::string(". ") + hint;
-  backend::ThrowError("RuntimeError", message, site);
 }
 
 }  // namespace cuda

@@ -5,7 +5,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_CUDA_CUDA_ERROR_H_
 #define TVM_RUNTIME_BACKENDS_CUDA_CUDA_ERROR_H_
 
-#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/status_codes.h>
 
 #include <string>
 
@@ -14,23 +14,20 @@
 namespace tvm_runtime {
 namespace cuda {
 
-/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", from the driver when it knows the code. */
-std::string CuErrorString(CUresult result);
+/* Unlike the table-driven backends, CUDA names its codes through the driver (cuda_error.cc). */
+struct CuStatusTraits {
+  using Code = CUresult;
+  static constexpr Code kSuccess = CUDA_SUCCESS;
+  /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", from the driver when it knows the code. */
+  static std::string Describe(CUresult result);
+  /* What to do about the errors users actually hit, or nullptr. */
+  static const char* Hint(CUresult result);
+};
 
-/* Throws RuntimeError "<what> failed: <CUDA error>[. what to do about it]".  Unlike the
- * table-driven backends (backend/status_codes.h), CUDA names its codes through the driver. */
-[[noreturn]] void ThrowCuError(CUresult result, const std::string& what,
-                               backend::ThrowSite site = backend::ThrowSite());
-
-inline void CheckCu(CUresult result, const char* what,
-                    backend::ThrowSite site = backend::ThrowSite()) {
-  if (result != CUDA_SUCCESS) ThrowCuError(result, what, site);
-}
-
-inline void CheckCu(CUresult result, const std::string& what,
-                    backend::ThrowSite site = backend::ThrowSite()) {
-  if (result != CUDA_SUCCESS) ThrowCuError(result, what, site);
-}
+/* CuErrorString, ThrowCuError (RuntimeError "<what> failed: <CUDA error>[. what to do about
+ * it]") and CheckCu (unless CUDA_SUCCESS). */
+TVM_RUNTIME_STATUS_FUNCTIONS(backend::DriverNamedStatus<CuStatusTraits>, CuErrorString,
+                             ThrowCuError, CheckCu);
 
 }  // namespace cuda
 }  // namespace tvm_runtime

@@ -61,30 +61,23 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
   r.Optional({"cuStreamGetCtx"}, &api->StreamGetCtx);
 }
 
-CudaLibrary Load() {
-  static CuApi api;  // filled once, by the candidate that is accepted
-  backend::VendorApiMessages msg;
-  msg.library = "CUDA driver library";
-  msg.unusable =
-      "tvm-runtime-cuda needs an NVIDIA driver for CUDA 11 or newer, and CUDA 13 kernels need "
-      "R580+";
-  msg.not_found = "the NVIDIA driver library could not be opened";
-  msg.how_to_fix =
-      "Install the NVIDIA driver, which provides libcuda.so.1 (the CUDA toolkit alone does "
-      "not); in a container, start it with GPU access (e.g. `docker run --gpus all` with the "
-      "NVIDIA Container Toolkit); or set " +
-      std::string(kDriverLibraryEnvVar) + " to the path of libcuda.so.1.";
-  return backend::OpenVendorApi(
-      backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}), &api,
-      [](SymbolResolver& r, CuApi* table) { ResolveAll(r, table); }, msg);
-}
-
 }  // namespace
 
 const CudaLibrary& GetCudaLibrary() {
-  // A function-local static: thread-safe one-time initialization on first device use.
-  static const CudaLibrary driver = Load();
-  return driver;
+  return backend::OpenVendorApiOnce<CuApi>(
+      [] { return backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}); },
+      ResolveAll,
+      [] {
+        return backend::VendorApiMessages{
+            "CUDA driver library",
+            "tvm-runtime-cuda needs an NVIDIA driver for CUDA 11 or newer, and CUDA 13 "
+            "kernels need R580+",
+            "the NVIDIA driver library could not be opened",
+            "Install the NVIDIA driver, which provides libcuda.so.1 (the CUDA toolkit alone does "
+            "not); in a container, start it with GPU access (e.g. `docker run --gpus all` with the "
+            "NVIDIA Container Toolkit); or set " +
+                std::string(kDriverLibraryEnvVar) + " to the path of libcuda.so.1."};
+      });
 }
 
 }  // namespace cuda

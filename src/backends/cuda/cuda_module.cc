@@ -147,13 +147,8 @@ std::unique_ptr<LoadedImage> CudaModule::Load(int32_t device_id) {
 }
 
 Map<String, Any> DescribeCudaModule(const ::tvm::ffi::Module& module) {
-  const auto* cuda = dynamic_cast<const CudaModule*>(module.operator->());
-  if (cuda == nullptr) {
-    backend::ThrowError("TypeError", std::string("expected a module loaded by tvm-runtime-cuda, "
-                                                 "got kind '") +
-                                         module->kind() + "'");
-  }
-  return backend::DescribeFunctionTable(cuda->header());
+  const CudaModule& cuda = backend::ModuleLoadedBy<CudaModule>(module, "tvm-runtime-cuda");
+  return backend::DescribeFunctionTable(cuda.header());
 }
 
 }  // namespace cuda

@@ -43,14 +43,13 @@ std::vector<std::string> Candidates() {
 }
 
 const nccl::NcclLibrary& Library() {
-  static nccl::NcclApi api;
-  static const nccl::NcclLibrary library = nccl::OpenNcclLibrary(
-      Candidates(), &api,
-      {"NCCL", "libnccl.so.2", "NCCL 2.x",
-       "Install it with pip install \"tvm-runtime-cuda[nccl]\" (CUDA 13 drivers) or "
-       "\"tvm-runtime-cuda[nccl-cu12]\" (CUDA 12), or install NCCL on the system, or set " +
-           std::string(kNcclLibraryEnvVar) + " to the path of libnccl.so.2."});
-  return library;
+  return nccl::OpenNcclLibraryOnce(Candidates, [] {
+    return nccl::NcclLibraryInfo{
+        "NCCL", "libnccl.so.2", "NCCL 2.x",
+        "Install it with pip install \"tvm-runtime-cuda[nccl]\" (CUDA 13 drivers) or "
+        "\"tvm-runtime-cuda[nccl-cu12]\" (CUDA 12), or install NCCL on the system, or set " +
+            std::string(kNcclLibraryEnvVar) + " to the path of libnccl.so.2."};
+  });
 }
 
 }  // namespace

@@ -77,6 +77,20 @@ class LazyPipLibrary {
     return loaded_ != nullptr ? &loaded_->api : nullptr;
   }
 
+  /* Unless `status` is `success`, throws RuntimeError "<api_name> failed: <what>: <text>
+   * (status N)", the text from the library's own status-string entry point `text_of` (a member
+   * of Api) when the library is loaded, else "error". */
+  template <typename Status, typename TextFn>
+  void Check(Status status, Status success, const char* api_name, const std::string& what,
+             TextFn Api::* text_of) {
+    if (status == success) return;
+    const Api* api = IfLoaded();
+    const char* text = api != nullptr ? (api->*text_of)(status) : nullptr;
+    backend::ThrowError("RuntimeError", std::string(api_name) + " failed: " + what + ": " +
+                                            (text != nullptr ? text : "error") + " (status " +
+                                            std::to_string(static_cast<int>(status)) + ")");
+  }
+
  private:
   const Loaded* TryLoad(std::string* error) {
     {

@@ -43,16 +43,12 @@ std::string LanguageVersionText(NSUInteger version) {
 
 }  // namespace
 
-void MetalDeviceAPI::SetDevice(int32_t device_id) {
+void MetalDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Device(device_id);  // validates, and opens Metal on first use
-  backend::CurrentDevice<kDeviceTypeMetal>() = device_id;
 }
 
-Any MetalDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any MetalDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   MetalRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const MetalDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -188,16 +184,13 @@ void MetalDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) {
   if (from != to) from->Synchronize();
 }
 
-Any MetalDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any MetalDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   MetalRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   const MetalDevice& d = rt.Device(device_id);
   if (key == "unified_memory") return d.unified_memory;
   if (key == "language_version") return String(LanguageVersionText(d.language_version));
   return Any();
 }
-
-std::string MetalDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace metal
 }  // namespace tvm_runtime

@@ -9,20 +9,19 @@
 #define TVM_RUNTIME_BACKENDS_METAL_METAL_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
+
+#include "metal_runtime.h"
 
 namespace tvm_runtime {
 namespace metal {
 
-class MetalDeviceAPI final : public backend::DeviceBackend {
+class MetalDeviceAPI final : public backend::NumberedDevices<kDeviceTypeMetal, MetalRuntime> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-
+  TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES;
   TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;
-
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
 };
 
 }  // namespace metal

@@ -11,6 +11,7 @@
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <chrono>
 #include <memory>
@@ -28,19 +29,12 @@ namespace {
 using ::tvm::ffi::Map;
 using ::tvm::ffi::String;
 
-void RequireMetalDevice(const DLDevice& dev) {
-  if (dev.device_type != kDeviceTypeMetal) {
-    backend::ThrowError("ValueError", "expected a Metal device (type 8), got device type " +
-                                          std::to_string(dev.device_type));
-  }
-}
-
 /* runtime.timer.metal: each round is timed between two host waits for the device's current
  * stream, so it covers the GPU work queued between "start" and "stop" (apache-tvm samples the
  * GPU timestamp counter after the same waits; both include the idle gap before the first
  * kernel, which the time evaluator's warm-up call keeps small). */
 ::tvm::ffi::Function MakeTimer(DLDevice dev) {
-  RequireMetalDevice(dev);
+  backend::RequireDeviceType(dev, kDeviceTypeMetal, "Metal");
   MetalRuntime::Global().Device(dev.device_id);
   struct Span {
     std::chrono::steady_clock::time_point start, stop;

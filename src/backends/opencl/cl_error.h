@@ -15,28 +15,11 @@
 namespace tvm_runtime {
 namespace opencl {
 
-struct ClStatusTraits {
-  using Code = cl_int;
-  static constexpr Code kSuccess = CL_SUCCESS;
-  static constexpr const char* kApi = "OpenCL";
-  static constexpr const char* kUnknownPrefix = "CL error ";
-  static const backend::StatusName<cl_int>* Names(size_t* count);
-};
-using ClStatus = backend::VendorStatus<ClStatusTraits>;
+TVM_RUNTIME_STATUS_TABLE(ClStatus, cl_int, CL_SUCCESS, "OpenCL", "CL error ");
 
-/* "CL_INVALID_VALUE (-30)"; unknown codes come back as "CL error -1234". */
-inline std::string ClErrorString(cl_int code) { return ClStatus::Describe(code); }
-
-/* Throws RuntimeError "OpenCL error CL_... (-N) in <what>". */
-[[noreturn]] inline void ThrowClError(cl_int code, const std::string& what,
-                                      backend::ThrowSite site = backend::ThrowSite()) {
-  ClStatus::Throw(code, what, site);
-}
-
-/* ThrowClError unless code == CL_SUCCESS. */
-inline void CheckCl(cl_int code, const char* what, backend::ThrowSite site = backend::ThrowSite()) {
-  ClStatus::Check(code, what, site);
-}
+/* ClErrorString: "CL_INVALID_VALUE (-30)"; unknown codes come back as "CL error -1234".
+ * ThrowClError: RuntimeError "OpenCL error CL_... (-N) in <what>"; CheckCl: unless CL_SUCCESS. */
+TVM_RUNTIME_STATUS_FUNCTIONS(ClStatus, ClErrorString, ThrowClError, CheckCl);
 
 }  // namespace opencl
 }  // namespace tvm_runtime

@@ -38,27 +38,22 @@ void ResolveAll(SymbolResolver& r, ClApi* api) {
   r.Optional({"clWaitForEvents"}, &api->WaitForEvents);
 }
 
-ClLibrary Load() {
-  static ClApi api;  // filled once, by the candidate that is accepted
-  backend::VendorApiMessages msg;
-  msg.library = "OpenCL ICD loader";
-  msg.unusable = "tvm-runtime-opencl needs an OpenCL 1.2 ICD loader";
-  msg.not_found = "no OpenCL ICD loader could be opened";
-  msg.how_to_fix =
-      "Install one (Debian/Ubuntu: apt-get install ocl-icd-libopencl1; Fedora/RHEL: dnf install "
-      "ocl-icd) plus an OpenCL driver, or set " +
-      std::string(kLibraryEnvVar) + " to the path of libOpenCL.so.1.";
-  return backend::OpenVendorApi(
-      backend::VendorLibraryCandidates(kLibraryEnvVar, {"libOpenCL.so.1", "libOpenCL.so"}), &api,
-      [](SymbolResolver& r, ClApi* table) { ResolveAll(r, table); }, msg);
-}
-
 }  // namespace
 
 const ClLibrary& GetClLibrary() {
-  // A function-local static: thread-safe one-time initialization, run on first device use.
-  static const ClLibrary lib = Load();
-  return lib;
+  return backend::OpenVendorApiOnce<ClApi>(
+      [] {
+        return backend::VendorLibraryCandidates(kLibraryEnvVar, {"libOpenCL.so.1", "libOpenCL.so"});
+      },
+      ResolveAll,
+      [] {
+        return backend::VendorApiMessages{
+            "OpenCL ICD loader", "tvm-runtime-opencl needs an OpenCL 1.2 ICD loader",
+            "no OpenCL ICD loader could be opened",
+            "Install one (Debian/Ubuntu: apt-get install ocl-icd-libopencl1; Fedora/RHEL: "
+            "dnf install ocl-icd) plus an OpenCL driver, or set " +
+                std::string(kLibraryEnvVar) + " to the path of libOpenCL.so.1."};
+      });
 }
 
 }  // namespace opencl

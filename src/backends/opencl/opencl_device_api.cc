@@ -53,16 +53,12 @@ const char* DeviceTypeName(cl_device_type t) {
 
 }  // namespace
 
-void OpenCLDeviceAPI::SetDevice(int32_t device_id) {
+void OpenCLDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Device(device_id);  // validates, and initializes OpenCL on first use
-  backend::CurrentDevice<kDeviceTypeOpenCL>() = device_id;
 }
 
-Any OpenCLDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any OpenCLDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   OpenCLRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const ClDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -244,9 +240,8 @@ void OpenCLDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) 
   CheckCl(err, "clEnqueueBarrierWithWaitList");
 }
 
-Any OpenCLDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any OpenCLDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   OpenCLRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   const ClDevice& d = rt.Device(device_id);
   if (key == "supports_float16") {
     return d.HasExtension("cl_khr_fp16") || d.HasExtension("cl_amd_fp16");
@@ -258,8 +253,6 @@ Any OpenCLDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key
   if (key == "device_version") return String(d.version);
   return Any();
 }
-
-std::string OpenCLDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace opencl
 }  // namespace tvm_runtime

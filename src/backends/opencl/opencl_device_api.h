@@ -6,20 +6,19 @@
 #define TVM_RUNTIME_BACKENDS_OPENCL_OPENCL_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
+
+#include "opencl_runtime.h"
 
 namespace tvm_runtime {
 namespace opencl {
 
-class OpenCLDeviceAPI final : public backend::DeviceBackend {
+class OpenCLDeviceAPI final : public backend::NumberedDevices<kDeviceTypeOpenCL, OpenCLRuntime> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-
+  TVM_RUNTIME_NUMBERED_DEVICES_OVERRIDES;
   TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;
-
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
 };
 
 }  // namespace opencl

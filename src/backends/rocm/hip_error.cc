@@ -5,10 +5,8 @@
 namespace tvm_runtime {
 namespace rocm {
 
-namespace {
-
-// What to do about the errors users actually hit; the runtime's own text says what happened.
-const char* Hint(hipError_t result) {
+// The runtime's own text says what happened; the hint says what to do about it.
+const char* HipStatusTraits::Hint(hipError_t result) {
   switch (result) {
     case hipErrorOutOfMemory:
       return "free device memory (delete unused tensors) or use smaller inputs";
@@ -26,21 +24,13 @@ const char* Hint(hipError_t result) {
   }
 }
 
-}  // namespace
-
-std::string HipErrorString(hipError_t result) {
+std::string HipStatusTraits::Describe(hipError_t result) {
   const HipLibrary& lib = GetHipLibrary();
   const char* name = lib.api != nullptr ? lib.api->GetErrorName(result) : nullptr;
   const char* text = lib.api != nullptr ? lib.api->GetErrorString(result) : nullptr;
   std::string out = name != nullptr ? name : "HIP error " + std::to_string(result);
   if (text != nullptr && text[0] != '\0') out += std::string(" (") + text + ")";
   return out;
-}
-
-void ThrowHipError(hipError_t result, const std::string& what, backend::ThrowSite site) {
-  std::string message = what + " failed: " + HipErrorString(result);
-  if (const char* hint = Hint(result)) message += std::string(". ") + hint;
-  backend::ThrowError("RuntimeError", message, site);
 }
 
 }  // namespace rocm

@@ -5,7 +5,7 @@
 #ifndef TVM_RUNTIME_BACKENDS_ROCM_HIP_ERROR_H_
 #define TVM_RUNTIME_BACKENDS_ROCM_HIP_ERROR_H_
 
-#include <tvm_runtime/backend/error.h>
+#include <tvm_runtime/backend/status_codes.h>
 
 #include <string>
 
@@ -14,22 +14,20 @@
 namespace tvm_runtime {
 namespace rocm {
 
-/* "hipErrorOutOfMemory (out of memory)", from the runtime when it knows the code. */
-std::string HipErrorString(hipError_t result);
+/* HIP names its codes through the runtime library (hip_error.cc). */
+struct HipStatusTraits {
+  using Code = hipError_t;
+  static constexpr Code kSuccess = hipSuccess;
+  /* "hipErrorOutOfMemory (out of memory)", from the runtime when it knows the code. */
+  static std::string Describe(hipError_t result);
+  /* What to do about the errors users hit, or nullptr. */
+  static const char* Hint(hipError_t result);
+};
 
-/* Throws RuntimeError "<what> failed: <HIP error>[. what to do about it]". */
-[[noreturn]] void ThrowHipError(hipError_t result, const std::string& what,
-                                backend::ThrowSite site = backend::ThrowSite());
-
-inline void CheckHip(hipError_t result, const char* what,
-                     backend::ThrowSite site = backend::ThrowSite()) {
-  if (result != hipSuccess) ThrowHipError(result, what, site);
-}
-
-inline void CheckHip(hipError_t result, const std::string& what,
-                     backend::ThrowSite site = backend::ThrowSite()) {
-  if (result != hipSuccess) ThrowHipError(result, what, site);
-}
+/* HipErrorString, ThrowHipError (RuntimeError "<what> failed: <HIP error>[. what to do about
+ * it]") and CheckHip (unless hipSuccess). */
+TVM_RUNTIME_STATUS_FUNCTIONS(backend::DriverNamedStatus<HipStatusTraits>, HipErrorString,
+                             ThrowHipError, CheckHip);
 
 }  // namespace rocm
 }  // namespace tvm_runtime

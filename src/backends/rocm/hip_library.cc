@@ -49,21 +49,6 @@ void ResolveAll(SymbolResolver& r, HipApi* api) {
   r.Required({"hipModuleLaunchKernel"}, &api->ModuleLaunchKernel);
 }
 
-HipLibrary Load() {
-  static HipApi api;  // filled once, by the candidate that is accepted
-  backend::VendorApiMessages msg;
-  msg.library = "HIP runtime library";
-  msg.unusable = "tvm-runtime-rocm needs the HIP runtime of ROCm 6.0 or newer";
-  msg.not_found = "the HIP runtime library (libamdhip64.so) could not be opened";
-  msg.how_to_fix =
-      "Install ROCm 6.0 or newer (its HIP runtime: e.g. the `hip-runtime-amd` package), set "
-      "ROCM_PATH to the ROCm installation, or set " +
-      std::string(kHipLibraryEnvVar) + " to the path of libamdhip64.so.";
-  return backend::OpenVendorApi(
-      HipLibraryCandidates(), &api, [](SymbolResolver& r, HipApi* table) { ResolveAll(r, table); },
-      msg);
-}
-
 }  // namespace
 
 std::vector<std::string> HipLibraryCandidates() {
@@ -83,9 +68,16 @@ std::vector<std::string> HipLibraryCandidates() {
 }
 
 const HipLibrary& GetHipLibrary() {
-  // A function-local static: thread-safe one-time initialization on first device use.
-  static const HipLibrary library = Load();
-  return library;
+  return backend::OpenVendorApiOnce<HipApi>(
+      [] { return HipLibraryCandidates(); }, ResolveAll,
+      [] {
+        return backend::VendorApiMessages{
+            "HIP runtime library", "tvm-runtime-rocm needs the HIP runtime of ROCm 6.0 or newer",
+            "the HIP runtime library (libamdhip64.so) could not be opened",
+            "Install ROCm 6.0 or newer (its HIP runtime: e.g. the `hip-runtime-amd` package), set "
+            "ROCM_PATH to the ROCm installation, or set " +
+                std::string(kHipLibraryEnvVar) + " to the path of libamdhip64.so."};
+      });
 }
 
 }  // namespace rocm

@@ -130,17 +130,13 @@ void SyncPinnedMemoryUsers(void* stream) {
 
 }  // namespace
 
-void RocmDeviceAPI::SetDevice(int32_t device_id) {
+void RocmDeviceAPI::SelectDevice(int32_t device_id) {
   RocmRuntime& rt = Runtime();
   rt.MakeCurrent(rt.Device(device_id));  // validates, and initializes HIP on first use
-  backend::CurrentDevice<kDeviceTypeROCM>() = device_id;
 }
 
-Any RocmDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any RocmDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   RocmRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   RocmDevice& d = rt.Device(device_id);
   switch (kind) {
     case kTVMRuntimeAttrMaxThreadsPerBlock:
@@ -259,9 +255,8 @@ void RocmDeviceAPI::SyncStreamFromTo(int32_t device_id, void* src, void* dst) {
   CheckHip(rc, "hipEventRecord/hipStreamWaitEvent");
 }
 
-Any RocmDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
+Any RocmDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   RocmRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   RocmDevice& d = rt.Device(device_id);
   struct Entry {
     const char* key;
@@ -285,20 +280,10 @@ Any RocmDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) 
   return Any();
 }
 
-std::string RocmDeviceAPI::DriverStatus() { return Runtime().Status(); }
-
 // ------------------------------------------------------------------------------- rocm_host
 
-// Host memory belongs to no device: nothing to select.
-void RocmHostDeviceAPI::SetDevice(int32_t device_id) {}
-
-Any RocmHostDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
-  // Pinned memory is one pool shared by all GPUs: a single rocm_host device, index 0.
-  bool exists = device_id == 0 && Runtime().NumDevices() > 0;
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (exists && kind == kTVMRuntimeAttrDeviceName) return String("ROCm pinned host memory");
-  return Any();
-}
+RocmHostDeviceAPI::RocmHostDeviceAPI()
+    : PinnedHostMemory({"ROCm pinned host memory", SyncPinnedMemoryUsers, CopyWithHip}) {}
 
 void* RocmHostDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
                                    DLDataType type_hint) {
@@ -316,25 +301,6 @@ void RocmHostDeviceAPI::FreeData(int32_t device_id, void* data) {
   hipError_t rc = Runtime().api().HostFree(data);
   if (!IsShutdownError(rc)) CheckHip(rc, "hipHostFree");
 }
-
-void RocmHostDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
-                                 uint64_t to_offset, uint64_t nbytes, DLDevice dev_from,
-                                 DLDevice dev_to, DLDataType type_hint, void* stream) {
-  if (nbytes == 0) return;
-  if (backend::IsHostDevice(dev_from) && backend::IsHostDevice(dev_to)) {
-    // The host touches pinned memory now: queued device copies into or out of it finish first.
-    SyncPinnedMemoryUsers(nullptr);
-    backend::CopyBetweenHosts(from, from_offset, to, to_offset, nbytes, dev_from, dev_to);
-    return;
-  }
-  CopyWithHip(from, from_offset, to, to_offset, nbytes, dev_from, dev_to, stream);
-}
-
-void RocmHostDeviceAPI::StreamSync(int32_t device_id, void* stream) {
-  SyncPinnedMemoryUsers(stream);
-}
-
-std::string RocmHostDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace rocm
 }  // namespace tvm_runtime

@@ -105,14 +105,9 @@ Map<String, Any> DescribeCodeObject(const std::string& image) {
 }
 
 Map<String, Any> DescribeRocmModule(const ::tvm::ffi::Module& module) {
-  const auto* rocm = dynamic_cast<const RocmModule*>(module.operator->());
-  if (rocm == nullptr) {
-    backend::ThrowError("TypeError", std::string("expected a module loaded by tvm-runtime-rocm, "
-                                                 "got kind '") +
-                                         module->kind() + "'");
-  }
-  Map<String, Any> out = backend::DescribeFunctionTable(rocm->header());
-  out.Set("code_object", DescribeCodeObject(rocm->code()));
+  const RocmModule& rocm = backend::ModuleLoadedBy<RocmModule>(module, "tvm-runtime-rocm");
+  Map<String, Any> out = backend::DescribeFunctionTable(rocm.header());
+  out.Set("code_object", DescribeCodeObject(rocm.code()));
   return out;
 }
 

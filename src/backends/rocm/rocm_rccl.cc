@@ -34,14 +34,13 @@ std::vector<std::string> Candidates() {
 }
 
 const nccl::NcclLibrary& Library() {
-  static nccl::NcclApi api;
-  static const nccl::NcclLibrary library = nccl::OpenNcclLibrary(
-      Candidates(), &api,
-      {"RCCL", "librccl.so.1", "RCCL from ROCm 6.0 or newer",
-       "Install ROCm's RCCL (e.g. the `rccl` package), set ROCM_PATH to the ROCm installation, "
-       "or set " +
-           std::string(kRcclLibraryEnvVar) + " to the path of librccl.so.1."});
-  return library;
+  return nccl::OpenNcclLibraryOnce(Candidates, [] {
+    return nccl::NcclLibraryInfo{
+        "RCCL", "librccl.so.1", "RCCL from ROCm 6.0 or newer",
+        "Install ROCm's RCCL (e.g. the `rccl` package), set ROCM_PATH to the ROCm installation, "
+        "or set " +
+            std::string(kRcclLibraryEnvVar) + " to the path of librccl.so.1."};
+  });
 }
 
 }  // namespace

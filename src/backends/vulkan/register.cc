@@ -13,6 +13,7 @@
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
 #include <tuple>
@@ -31,15 +32,8 @@ namespace {
 using ::tvm::ffi::Any;
 using ::tvm::ffi::String;
 
-void RequireVulkanDevice(const DLDevice& dev) {
-  if (dev.device_type != kDeviceTypeVulkan) {
-    backend::ThrowError("ValueError", "expected a Vulkan device (type 7), got device type " +
-                                          std::to_string(dev.device_type));
-  }
-}
-
 ::tvm::ffi::Map<String, int64_t> DeviceStatsOf(DLDevice dev) {
-  RequireVulkanDevice(dev);
+  backend::RequireDeviceType(dev, kDeviceTypeVulkan, "Vulkan");
   VulkanRuntime::Global().Info(dev.device_id);
   MemoryStats m;
   CommandStream::Counters c;
@@ -70,7 +64,7 @@ void RegisterVulkanBackend() {
   // apache-tvm's Vulkan target detection (tvm.target.detect_target, -from_device) calls this.
   backend::SetGlobalFunction("device_api.vulkan.get_target_property",
                              [](DLDevice dev, const std::string& key) -> Any {
-                               RequireVulkanDevice(dev);
+                               backend::RequireDeviceType(dev, kDeviceTypeVulkan, "Vulkan");
                                VulkanRuntime& rt = VulkanRuntime::Global();
                                return TargetProperty(rt.Info(dev.device_id), key);
                              });

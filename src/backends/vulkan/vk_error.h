@@ -15,29 +15,12 @@
 namespace tvm_runtime {
 namespace vulkan {
 
-struct VkStatusTraits {
-  using Code = VkResult;
-  static constexpr Code kSuccess = VK_SUCCESS;
-  static constexpr const char* kApi = "Vulkan";
-  static constexpr const char* kUnknownPrefix = "VkResult ";
-  static const backend::StatusName<VkResult>* Names(size_t* count);
-};
-using VkStatus = backend::VendorStatus<VkStatusTraits>;
+TVM_RUNTIME_STATUS_TABLE(VkStatus, VkResult, VK_SUCCESS, "Vulkan", "VkResult ");
 
-/* "VK_ERROR_OUT_OF_DEVICE_MEMORY (-2): <hint>"; unknown codes come back as "VkResult 1234". */
-inline std::string VkResultString(VkResult result) { return VkStatus::Describe(result); }
-
-/* Throws RuntimeError "Vulkan error VK_... (-N) in <what>". */
-[[noreturn]] inline void ThrowVkError(VkResult result, const std::string& what,
-                                      backend::ThrowSite site = backend::ThrowSite()) {
-  VkStatus::Throw(result, what, site);
-}
-
-/* ThrowVkError unless result == VK_SUCCESS. */
-inline void CheckVk(VkResult result, const char* what,
-                    backend::ThrowSite site = backend::ThrowSite()) {
-  VkStatus::Check(result, what, site);
-}
+/* VkResultString: "VK_ERROR_OUT_OF_DEVICE_MEMORY (-2): <hint>"; unknown codes come back as
+ * "VkResult 1234".  ThrowVkError: RuntimeError "Vulkan error VK_... (-N) in <what>"; CheckVk:
+ * unless VK_SUCCESS. */
+TVM_RUNTIME_STATUS_FUNCTIONS(VkStatus, VkResultString, ThrowVkError, CheckVk);
 
 }  // namespace vulkan
 }  // namespace tvm_runtime

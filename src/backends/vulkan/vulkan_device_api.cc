@@ -3,7 +3,6 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/gpu/current_device.h>
 #include <tvm_runtime/backend/gpu/device_info_util.h>
 
 #include <vector>
@@ -17,19 +16,10 @@ namespace vulkan {
 
 namespace {
 
-using backend::CopyDirection;
 using ::tvm::ffi::Any;
 using ::tvm::ffi::String;
 
 VulkanRuntime& Runtime() { return VulkanRuntime::Global(); }
-
-BufferDescriptor* AsBuffer(const void* data) {
-  return static_cast<BufferDescriptor*>(const_cast<void*>(data));
-}
-
-void CheckRange(const BufferDescriptor* buf, uint64_t offset, uint64_t nbytes, const char* side) {
-  backend::CheckCopyRange(buf, buf != nullptr ? buf->size : 0, offset, nbytes, side, "Vulkan");
-}
 
 std::string VersionString(uint32_t v) {
   return std::to_string(VkApiVersionMajor(v)) + "." + std::to_string(VkApiVersionMinor(v)) + "." +
@@ -38,16 +28,12 @@ std::string VersionString(uint32_t v) {
 
 }  // namespace
 
-void VulkanDeviceAPI::SetDevice(int32_t device_id) {
+void VulkanDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Info(device_id);  // validates, and initializes Vulkan on first use
-  backend::CurrentDevice<kDeviceTypeVulkan>() = device_id;
 }
 
-Any VulkanDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any VulkanDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   VulkanRuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const PhysicalDeviceInfo& d = rt.Info(device_id);
   const VkPhysicalDeviceLimits& limits = d.props.limits;
   switch (kind) {
@@ -81,66 +67,10 @@ void* VulkanDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t al
   return Runtime().Device(device_id).Allocate(nbytes, alignment);
 }
 
-void VulkanDeviceAPI::FreeData(int32_t device_id, void* data) {
-  BufferDescriptor* buf = AsBuffer(data);
-  // After process exit started, the driver may be half torn down: leak instead.
-  if (buf == nullptr || Runtime().shut_down()) return;
-  Runtime().Device(buf->device_id).Free(buf);
-}
-
-void VulkanDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
-                               uint64_t nbytes, DLDevice dev_from, DLDevice dev_to,
-                               DLDataType type_hint, void* stream) {
-  CopyDirection dir = backend::ClassifyCopy(dev_from, dev_to, kDeviceTypeVulkan, "Vulkan");
-  if (nbytes == 0) return;
+Any VulkanDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   VulkanRuntime& rt = Runtime();
-  switch (dir) {
-    case CopyDirection::kHostToDevice: {
-      BufferDescriptor* dst = AsBuffer(to);
-      CheckRange(dst, to_offset, nbytes, "destination");
-      rt.Device(dst->device_id)
-          .CopyFromHost(static_cast<const char*>(from) + from_offset, dst, to_offset, nbytes);
-      return;
-    }
-    case CopyDirection::kDeviceToHost: {
-      BufferDescriptor* src = AsBuffer(from);
-      CheckRange(src, from_offset, nbytes, "source");
-      rt.Device(src->device_id)
-          .CopyToHost(src, from_offset, static_cast<char*>(to) + to_offset, nbytes);
-      return;
-    }
-    case CopyDirection::kDeviceToDevice: {
-      BufferDescriptor* src = AsBuffer(from);
-      BufferDescriptor* dst = AsBuffer(to);
-      CheckRange(src, from_offset, nbytes, "source");
-      CheckRange(dst, to_offset, nbytes, "destination");
-      if (src->device_id == dst->device_id) {
-        rt.Device(src->device_id).CopyOnDevice(src, from_offset, dst, to_offset, nbytes);
-      } else {
-        // Two devices share no memory: bounce through the host.
-        std::vector<char> bounce(nbytes);
-        rt.Device(src->device_id).CopyToHost(src, from_offset, bounce.data(), nbytes);
-        rt.Device(dst->device_id).CopyFromHost(bounce.data(), dst, to_offset, nbytes);
-      }
-      return;
-    }
-  }
-}
-
-void VulkanDeviceAPI::StreamSync(int32_t device_id, void* stream) {
-  VulkanRuntime& rt = Runtime();
-  rt.Info(device_id);  // a missing device is an error, as for every other call
-  // A device that was never used has nothing to wait for: do not create it just to sync.
-  if (VulkanDevice* d = rt.PeekDevice(device_id)) d->Sync();
-}
-
-Any VulkanDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
-  VulkanRuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   return TargetProperty(rt.Info(device_id), key);
 }
-
-std::string VulkanDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace vulkan
 }  // namespace tvm_runtime

@@ -7,17 +7,24 @@
 #define TVM_RUNTIME_BACKENDS_VULKAN_VULKAN_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/buffer_devices.h>
 
 #include <string>
+
+#include "vulkan_device.h"
+#include "vulkan_memory.h"
+#include "vulkan_runtime.h"
 
 namespace tvm_runtime {
 namespace vulkan {
 
-class VulkanDeviceAPI final : public backend::DeviceBackend {
+class VulkanDeviceAPI final
+    : public backend::BufferDevices<kDeviceTypeVulkan, VulkanRuntime, BufferDescriptor> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
+  VulkanDeviceAPI() : BufferDevices("Vulkan") {}
+  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
+                  DLDataType type_hint) override;
+  TVM_RUNTIME_NUMBERED_DEVICES_QUERY_OVERRIDES;
 };
 
 }  // namespace vulkan

@@ -6,10 +6,10 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
 #include <tvm_runtime/backend/gpu/function_info.h>
+#include <tvm_runtime/backend/gpu/lazy_kernels.h>
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include "spirv_info.h"
@@ -52,27 +52,15 @@ class VulkanModule final : public backend::DeviceModuleBase {
 
  protected:
   ::tvm::ffi::Function MakeKernelFunction(const std::string& name, const FunctionInfo& info) final {
-    VulkanKernel* kernel = GetKernel(name, info);
+    VulkanKernel* kernel = kernels_.Get(
+        name, [&] { return std::make_unique<VulkanKernel>(name, shaders_.at(name), info); });
     return WrapLauncher(
         [kernel](const TVMFFIAny* args, int32_t num_args) { kernel->Launch(args, num_args); });
   }
 
  private:
-  // Kernels are made on first lookup, so one with an unsupported signature fails only when it
-  // is used; the object (and its per-device pipelines) is shared by every lookup.
-  VulkanKernel* GetKernel(const std::string& name, const FunctionInfo& info) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = kernels_.find(name);
-    if (it == kernels_.end()) {
-      it = kernels_.emplace(name, std::make_unique<VulkanKernel>(name, shaders_.at(name), info))
-               .first;
-    }
-    return it->second.get();
-  }
-
   std::map<std::string, VulkanShader> shaders_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<VulkanKernel>> kernels_;
+  backend::LazyKernels<VulkanKernel> kernels_;
 };
 
 // One smap value: a serialized SPIRVShader, `u32 flag; vec<u32> words`.

@@ -12,6 +12,7 @@
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <string>
 #include <vector>
@@ -31,16 +32,9 @@ using ::tvm::ffi::Array;
 using ::tvm::ffi::Map;
 using ::tvm::ffi::String;
 
-void RequireWebGPUDevice(const DLDevice& dev) {
-  if (dev.device_type != kDeviceTypeWebGPU) {
-    backend::ThrowError("ValueError", "expected a WebGPU device (type 15), got device type " +
-                                          std::to_string(dev.device_type));
-  }
-}
-
 /* Adapter identity, graphics API, features and the limits that matter for compute. */
 Map<String, Any> AdapterInfoOf(DLDevice dev) {
-  RequireWebGPUDevice(dev);
+  backend::RequireDeviceType(dev, kDeviceTypeWebGPU, "WebGPU");
   const AdapterInfo& a = WebGPURuntime::Global().Info(dev.device_id);
   const WgpuLibrary& lib = GetWgpuLibrary();
   Map<String, Any> out;
@@ -72,7 +66,7 @@ Map<String, Any> AdapterInfoOf(DLDevice dev) {
 }
 
 Map<String, int64_t> DeviceStatsOf(DLDevice dev) {
-  RequireWebGPUDevice(dev);
+  backend::RequireDeviceType(dev, kDeviceTypeWebGPU, "WebGPU");
   WebGPURuntime::Global().Info(dev.device_id);
   WebGPUDevice::Counters c;
   if (WebGPUDevice* d = WebGPURuntime::Global().PeekDevice(dev.device_id)) c = d->counters();

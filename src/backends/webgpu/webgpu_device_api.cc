@@ -3,7 +3,6 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/device_copy.h>
 #include <tvm_runtime/backend/error.h>
-#include <tvm_runtime/backend/gpu/current_device.h>
 
 #include <algorithm>
 #include <vector>
@@ -16,32 +15,19 @@ namespace webgpu {
 
 namespace {
 
-using backend::CopyDirection;
 using ::tvm::ffi::Any;
 using ::tvm::ffi::String;
 
 WebGPURuntime& Runtime() { return WebGPURuntime::Global(); }
 
-WebGPUBuffer* AsBuffer(const void* data) {
-  return static_cast<WebGPUBuffer*>(const_cast<void*>(data));
-}
-
-void CheckRange(const WebGPUBuffer* buf, uint64_t offset, uint64_t nbytes, const char* side) {
-  backend::CheckCopyRange(buf, buf != nullptr ? buf->size : 0, offset, nbytes, side, "WebGPU");
-}
-
 }  // namespace
 
-void WebGPUDeviceAPI::SetDevice(int32_t device_id) {
+void WebGPUDeviceAPI::SelectDevice(int32_t device_id) {
   Runtime().Info(device_id);  // validates, and opens wgpu-native on first use
-  backend::CurrentDevice<kDeviceTypeWebGPU>() = device_id;
 }
 
-Any WebGPUDeviceAPI::GetAttr(int32_t device_id, int32_t kind) {
+Any WebGPUDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
   WebGPURuntime& rt = Runtime();
-  bool exists = device_id >= 0 && device_id < rt.NumDevices();
-  if (kind == kTVMRuntimeAttrExist) return static_cast<int64_t>(exists);
-  if (!exists) return Any();
   const AdapterInfo& a = rt.Info(device_id);
   const WGPULimits& l = a.limits;
   switch (kind) {
@@ -73,59 +59,8 @@ void* WebGPUDeviceAPI::AllocData(int32_t device_id, uint64_t nbytes, uint64_t al
   return Runtime().Device(device_id).Allocate(nbytes);
 }
 
-void WebGPUDeviceAPI::FreeData(int32_t device_id, void* data) {
-  WebGPUBuffer* buf = AsBuffer(data);
-  if (buf == nullptr || Runtime().shut_down()) return;  // at exit the library may be gone
-  Runtime().Device(buf->device_id).Free(buf);
-}
-
-void WebGPUDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to, uint64_t to_offset,
-                               uint64_t nbytes, DLDevice dev_from, DLDevice dev_to,
-                               DLDataType type_hint, void* stream) {
-  CopyDirection dir = backend::ClassifyCopy(dev_from, dev_to, kDeviceTypeWebGPU, "WebGPU");
-  if (nbytes == 0) return;
+Any WebGPUDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& key) {
   WebGPURuntime& rt = Runtime();
-  switch (dir) {
-    case CopyDirection::kHostToDevice: {
-      WebGPUBuffer* dst = AsBuffer(to);
-      CheckRange(dst, to_offset, nbytes, "destination");
-      rt.Device(dst->device_id)
-          .CopyFromHost(static_cast<const char*>(from) + from_offset, dst, to_offset, nbytes);
-      return;
-    }
-    case CopyDirection::kDeviceToHost: {
-      WebGPUBuffer* src = AsBuffer(from);
-      CheckRange(src, from_offset, nbytes, "source");
-      rt.Device(src->device_id)
-          .CopyToHost(src, from_offset, static_cast<char*>(to) + to_offset, nbytes);
-      return;
-    }
-    case CopyDirection::kDeviceToDevice: {
-      WebGPUBuffer* src = AsBuffer(from);
-      WebGPUBuffer* dst = AsBuffer(to);
-      CheckRange(src, from_offset, nbytes, "source");
-      CheckRange(dst, to_offset, nbytes, "destination");
-      if (src->device_id == dst->device_id) {
-        rt.Device(src->device_id).CopyOnDevice(src, from_offset, dst, to_offset, nbytes);
-      } else {
-        std::vector<char> bounce(nbytes);  // two devices share no memory
-        rt.Device(src->device_id).CopyToHost(src, from_offset, bounce.data(), nbytes);
-        rt.Device(dst->device_id).CopyFromHost(bounce.data(), dst, to_offset, nbytes);
-      }
-      return;
-    }
-  }
-}
-
-void WebGPUDeviceAPI::StreamSync(int32_t device_id, void* stream) {
-  WebGPURuntime& rt = Runtime();
-  rt.Info(device_id);
-  if (WebGPUDevice* d = rt.PeekDevice(device_id)) d->Sync();
-}
-
-Any WebGPUDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key) {
-  WebGPURuntime& rt = Runtime();
-  if (device_id < 0 || device_id >= rt.NumDevices()) return Any();
   const AdapterInfo& a = rt.Info(device_id);
   if (key == "supports_float16") return a.shader_f16 && !FeatureDisabled("shader-f16");
   if (key == "max_num_threads") {
@@ -139,8 +74,6 @@ Any WebGPUDeviceAPI::GetTargetProperty(int32_t device_id, const std::string& key
   if (key == "supports_subgroups") return false;
   return Any();
 }
-
-std::string WebGPUDeviceAPI::DriverStatus() { return Runtime().Status(); }
 
 }  // namespace webgpu
 }  // namespace tvm_runtime

@@ -7,17 +7,23 @@
 #define TVM_RUNTIME_BACKENDS_WEBGPU_WEBGPU_DEVICE_API_H_
 
 #include <tvm_runtime/backend/device_api_table.h>
+#include <tvm_runtime/backend/gpu/buffer_devices.h>
 
 #include <string>
+
+#include "webgpu_device.h"
+#include "webgpu_runtime.h"
 
 namespace tvm_runtime {
 namespace webgpu {
 
-class WebGPUDeviceAPI final : public backend::DeviceBackend {
+class WebGPUDeviceAPI final
+    : public backend::BufferDevices<kDeviceTypeWebGPU, WebGPURuntime, WebGPUBuffer> {
  public:
-  TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES;
-  ::tvm::ffi::Any GetTargetProperty(int32_t device_id, const std::string& key) override;
-  std::string DriverStatus() override;
+  WebGPUDeviceAPI() : BufferDevices("WebGPU") {}
+  void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment,
+                  DLDataType type_hint) override;
+  TVM_RUNTIME_NUMBERED_DEVICES_QUERY_OVERRIDES;
 };
 
 }  // namespace webgpu

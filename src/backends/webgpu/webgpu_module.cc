@@ -6,11 +6,11 @@
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
 #include <tvm_runtime/backend/gpu/function_info.h>
+#include <tvm_runtime/backend/gpu/lazy_kernels.h>
 #include <tvm_runtime/backend/message_text.h>
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include "webgpu_kernel.h"
@@ -60,25 +60,15 @@ class WebGPUModule final : public backend::DeviceModuleBase {
 
  protected:
   ::tvm::ffi::Function MakeKernelFunction(const std::string& name, const FunctionInfo& info) final {
-    WebGPUKernel* kernel = GetKernel(name, info);
+    WebGPUKernel* kernel = kernels_.Get(
+        name, [&] { return std::make_unique<WebGPUKernel>(name, wgsl_.at(name), info); });
     return WrapLauncher(
         [kernel](const TVMFFIAny* args, int32_t num_args) { kernel->Launch(args, num_args); });
   }
 
  private:
-  // Made on first lookup, so a kernel this runtime cannot serve fails only when it is used.
-  WebGPUKernel* GetKernel(const std::string& name, const FunctionInfo& info) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = kernels_.find(name);
-    if (it == kernels_.end()) {
-      it = kernels_.emplace(name, std::make_unique<WebGPUKernel>(name, wgsl_.at(name), info)).first;
-    }
-    return it->second.get();
-  }
-
   std::map<std::string, std::string> wgsl_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<WebGPUKernel>> kernels_;
+  backend::LazyKernels<WebGPUKernel> kernels_;
 };
 
 }  // namespace

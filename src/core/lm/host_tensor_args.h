@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "../tensor_ops.h"
 
@@ -85,6 +86,23 @@ inline void RequireSingleRow(const ::tvm::ffi::Tensor& t, const char* who, const
 constexpr DLDataType kFloat32{kDLFloat, 32, 1};
 constexpr DLDataType kInt32{kDLInt, 32, 1};
 constexpr DLDataType kInt64{kDLInt, 64, 1};
+
+/* The one float32 row of a read-only input (logits or probabilities), on the host. */
+struct FloatRow {
+  ::tvm::ffi::Tensor host;  // keeps a device input's host copy alive
+  const float* values;
+  int64_t size;
+};
+
+/* Checks `t` (compact float32, a single row; it may live on any device) and reads it. */
+inline FloatRow ReadFloatRow(const ::tvm::ffi::Tensor& t, const char* who, const char* what) {
+  RequireCompact(t, kFloat32, who, what);
+  RequireSingleRow(t, who, what);
+  ::tvm::ffi::Tensor host = OnHost(t);
+  const float* values = HostData<const float>(host);
+  int64_t size = LastDim(host);
+  return FloatRow{std::move(host), values, size};
+}
 
 }  // namespace lm_args
 }  // namespace lm

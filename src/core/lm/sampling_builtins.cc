@@ -66,11 +66,9 @@ int64_t PickFromNucleus(std::vector<Candidate>* items, double top_p, double unif
 
 int64_t SampleTopPFromLogits(ffi::Tensor logits, double temperature, double top_p, double uniform) {
   const char* who = "vm.builtin.sample_top_p_from_logits";
-  lm_args::RequireCompact(logits, lm_args::kFloat32, who, "logits");
-  lm_args::RequireSingleRow(logits, who, "logits");
-  ffi::Tensor host = lm_args::OnHost(logits);
-  const float* x = lm_args::HostData<const float>(host);
-  int64_t vocab = lm_args::LastDim(host);
+  lm_args::FloatRow row = lm_args::ReadFloatRow(logits, who, "logits");
+  const float* x = row.values;
+  int64_t vocab = row.size;
 
   std::vector<Candidate> items(vocab);
   for (int64_t i = 0; i < vocab; ++i) items[i] = {x[i], i};
@@ -96,11 +94,9 @@ int64_t SampleTopPFromLogits(ffi::Tensor logits, double temperature, double top_
 
 int64_t SampleTopPFromProb(ffi::Tensor prob, double top_p, double uniform) {
   const char* who = "vm.builtin.sample_top_p_from_prob";
-  lm_args::RequireCompact(prob, lm_args::kFloat32, who, "prob");
-  lm_args::RequireSingleRow(prob, who, "prob");
-  ffi::Tensor host = lm_args::OnHost(prob);
-  const float* p = lm_args::HostData<const float>(host);
-  int64_t vocab = lm_args::LastDim(host);
+  lm_args::FloatRow row = lm_args::ReadFloatRow(prob, who, "prob");
+  const float* p = row.values;
+  int64_t vocab = row.size;
 
   std::vector<Candidate> items;
   // Samples among the tokens whose probability is at least `cutoff`; -1 when that set is empty,

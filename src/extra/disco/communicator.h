@@ -63,6 +63,18 @@ class Communicator {
 // Bytes of one element of `dtype` (vector lanes included; sub-byte types round up).
 inline int64_t ElemBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
 
+/* The declarations of the collectives and point-to-point calls a Communicator defines in its
+ * .cc (Abort, often inline, is written out). */
+#define TVM_RUNTIME_DISCO_COMMUNICATOR_OVERRIDES                                                 \
+  void AllReduce(const void* send, void* recv, int64_t count, DLDataType dtype, ReduceKind kind) \
+      override;                                                                                  \
+  void AllGather(const void* send, void* recv, int64_t bytes) override;                          \
+  void Broadcast(const void* send, void* recv, int64_t bytes) override;                          \
+  void Scatter(const void* send, void* recv, int64_t bytes) override;                            \
+  void Gather(const void* send, void* recv, int64_t bytes) override;                             \
+  void Send(const void* buf, int64_t bytes, int peer) override;                                  \
+  void Recv(void* buf, int64_t bytes, int peer) override
+
 }  // namespace disco
 }  // namespace extra
 }  // namespace tvm_runtime

@@ -24,14 +24,7 @@ class PeerCommunicator final : public Communicator {
  public:
   explicit PeerCommunicator(std::unique_ptr<Transport> transport);
 
-  void AllReduce(const void* send, void* recv, int64_t count, DLDataType dtype,
-                 ReduceKind kind) override;
-  void AllGather(const void* send, void* recv, int64_t bytes) override;
-  void Broadcast(const void* send, void* recv, int64_t bytes) override;
-  void Scatter(const void* send, void* recv, int64_t bytes) override;
-  void Gather(const void* send, void* recv, int64_t bytes) override;
-  void Send(const void* buf, int64_t bytes, int peer) override;
-  void Recv(void* buf, int64_t bytes, int peer) override;
+  TVM_RUNTIME_DISCO_COMMUNICATOR_OVERRIDES;
   void Abort(const std::string& reason) noexcept override { transport_->Abort(reason); }
 
  private:

@@ -35,14 +35,7 @@ class ShmCommunicator final : public Communicator {
                   double attach_timeout_s);
   ~ShmCommunicator() override;
 
-  void AllReduce(const void* send, void* recv, int64_t count, DLDataType dtype,
-                 ReduceKind kind) override;
-  void AllGather(const void* send, void* recv, int64_t bytes) override;
-  void Broadcast(const void* send, void* recv, int64_t bytes) override;
-  void Scatter(const void* send, void* recv, int64_t bytes) override;
-  void Gather(const void* send, void* recv, int64_t bytes) override;
-  void Send(const void* buf, int64_t bytes, int peer) override;
-  void Recv(void* buf, int64_t bytes, int peer) override;
+  TVM_RUNTIME_DISCO_COMMUNICATOR_OVERRIDES;
   void Abort(const std::string& reason) noexcept override;
 
   /* Aborts the segment `name` if it still exists (from the controller, when a worker died before

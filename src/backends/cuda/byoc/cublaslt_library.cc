@@ -49,12 +49,7 @@ const CublasLtApi& CublasLt() { return Library().Get().api; }
 std::string CublasLtStatus() { return Library().Status(); }
 
 void CheckCublas(cublasStatus_t status, const std::string& what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  const CublasLtApi* api = Library().IfLoaded();
-  const char* text = api != nullptr ? api->GetStatusString(status) : nullptr;
-  backend::ThrowError("RuntimeError", "cuBLASLt failed: " + what + ": " +
-                                          (text != nullptr ? text : "error") + " (status " +
-                                          std::to_string(static_cast<int>(status)) + ")");
+  Library().Check(status, CUBLAS_STATUS_SUCCESS, "cuBLASLt", what, &CublasLtApi::GetStatusString);
 }
 
 }  // namespace cuda

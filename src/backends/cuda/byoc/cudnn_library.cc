@@ -57,12 +57,7 @@ const CudnnApi& Cudnn() { return Library().Get().api; }
 std::string CudnnStatus() { return Library().Status(); }
 
 void CheckCudnn(cudnnStatus_t status, const std::string& what) {
-  if (status == CUDNN_STATUS_SUCCESS) return;
-  const CudnnApi* api = Library().IfLoaded();
-  const char* text = api != nullptr ? api->GetErrorString(status) : nullptr;
-  backend::ThrowError("RuntimeError", "cuDNN failed: " + what + ": " +
-                                          (text != nullptr ? text : "error") + " (status " +
-                                          std::to_string(static_cast<int>(status)) + ")");
+  Library().Check(status, CUDNN_STATUS_SUCCESS, "cuDNN", what, &CudnnApi::GetErrorString);
 }
 
 }  // namespace cuda

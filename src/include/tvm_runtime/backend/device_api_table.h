@@ -58,9 +58,13 @@ class DeviceBackend {
  *       TVM_RUNTIME_DEVICE_BACKEND_STREAM_OVERRIDES;  // when it has streams
  *       std::string DriverStatus() override;           // the optional entries, written out
  *     }; */
-#define TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES                                                    \
-  void SetDevice(int32_t device_id) override;                                                   \
-  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override;                            \
+#define TVM_RUNTIME_DEVICE_BACKEND_OVERRIDES                         \
+  void SetDevice(int32_t device_id) override;                        \
+  ::tvm::ffi::Any GetAttr(int32_t device_id, int32_t kind) override; \
+  TVM_RUNTIME_DEVICE_BACKEND_MEMORY_OVERRIDES
+
+/* Memory, copies and sync: the part of the entries above that no base class can answer. */
+#define TVM_RUNTIME_DEVICE_BACKEND_MEMORY_OVERRIDES                                             \
   void* AllocData(int32_t device_id, uint64_t nbytes, uint64_t alignment, DLDataType type_hint) \
       override;                                                                                 \
   void FreeData(int32_t device_id, void* data) override;                                        \

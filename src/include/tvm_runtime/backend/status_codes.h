@@ -14,6 +14,14 @@
  *
  * and gets Describe ("CL_INVALID_VALUE (-30)"), Throw (RuntimeError "OpenCL error
  * CL_INVALID_VALUE (-30) in <what>", with the C++ backtrace from the failing call site) and Check.
+ * TVM_RUNTIME_STATUS_TABLE declares exactly that traits struct and alias in one line.
+ *
+ * Vendors whose library names its own codes (CUDA's cuGetErrorName, HIP's hipGetErrorName) use
+ * DriverNamedStatus instead: the traits give Describe and Hint, the message is "<what> failed:
+ * <Describe>[. <hint>]".
+ *
+ * TVM_RUNTIME_STATUS_FUNCTIONS then gives a backend its conventional free functions over either
+ * kind (CheckCl/ThrowClError/ClErrorString, CheckCu/...), so every backend checks the same way.
  */
 #ifndef TVM_RUNTIME_BACKEND_STATUS_CODES_H_
 #define TVM_RUNTIME_BACKEND_STATUS_CODES_H_
@@ -68,7 +76,61 @@ struct VendorStatus {
   static void Check(Code code, const char* what, ThrowSite site = ThrowSite()) {
     if (code != Traits::kSuccess) Throw(code, what, site);
   }
+  static constexpr Code kSuccess = Traits::kSuccess;
 };
+
+/* The traits of a table-driven status (above) and `Status`, the VendorStatus over them; the
+ * table itself is defined in the backend's .cc as `const StatusName<Code>* StatusTraits::Names`. */
+#define TVM_RUNTIME_STATUS_TABLE(Status, CodeType, success, api_name, unknown_prefix) \
+  struct Status##Traits {                                                             \
+    using Code = CodeType;                                                            \
+    static constexpr Code kSuccess = success;                                         \
+    static constexpr const char* kApi = api_name;                                     \
+    static constexpr const char* kUnknownPrefix = unknown_prefix;                     \
+    static const ::tvm_runtime::backend::StatusName<Code>* Names(size_t* count);      \
+  };                                                                                  \
+  using Status = ::tvm_runtime::backend::VendorStatus<Status##Traits>
+
+/* Codes the vendor library names itself.  Traits: Code, kSuccess, `std::string Describe(Code)`
+ * ("CUDA_ERROR_OUT_OF_MEMORY (out of memory)") and `const char* Hint(Code)` (what the user can
+ * do about it, or nullptr). */
+template <typename Traits>
+struct DriverNamedStatus {
+  using Code = typename Traits::Code;
+  static constexpr Code kSuccess = Traits::kSuccess;
+
+  static std::string Describe(Code code) { return Traits::Describe(code); }
+
+  /* Throws RuntimeError "<what> failed: <Describe>[. <hint>]". */
+  [[noreturn]] static void Throw(Code code, const std::string& what, ThrowSite site = ThrowSite()) {
+    std::string message = what + " failed: " + Traits::Describe(code);
+    if (const char* hint = Traits::Hint(code)) message += std::string(". ") + hint;
+    ThrowError("RuntimeError", message, site);
+  }
+};
+
+/* A backend's free functions over `Status` (a VendorStatus or DriverNamedStatus):
+ * `std::string DescribeFn(code)`, `[[noreturn]] ThrowFn(code, what)` and `CheckFn(code, what)`,
+ * which throws unless code is the success code; `what` names the failed call.  Each takes the
+ * call site as a defaulted last argument, so the backtrace starts where the call failed. */
+#define TVM_RUNTIME_STATUS_FUNCTIONS(Status, DescribeFn, ThrowFn, CheckFn)            \
+  inline std::string DescribeFn(Status::Code code) { return Status::Describe(code); } \
+  [[noreturn]] inline void ThrowFn(                                                   \
+      Status::Code code, const std::string& what,                                     \
+      ::tvm_runtime::backend::ThrowSite site = ::tvm_runtime::backend::ThrowSite()) { \
+    Status::Throw(code, what, site);                                                  \
+  }                                                                                   \
+  inline void CheckFn(                                                                \
+      Status::Code code, const char* what,                                            \
+      ::tvm_runtime::backend::ThrowSite site = ::tvm_runtime::backend::ThrowSite()) { \
+    if (code != Status::kSuccess) Status::Throw(code, what, site);                    \
+  }                                                                                   \
+  inline void CheckFn(                                                                \
+      Status::Code code, const std::string& what,                                     \
+      ::tvm_runtime::backend::ThrowSite site = ::tvm_runtime::backend::ThrowSite()) { \
+    if (code != Status::kSuccess) Status::Throw(code, what, site);                    \
+  }                                                                                   \
+  static_assert(true, "a semicolon after the macro")
 
 }  // namespace backend
 }  // namespace tvm_runtime

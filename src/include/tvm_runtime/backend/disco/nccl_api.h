@@ -87,17 +87,26 @@ struct NcclLibraryInfo {
   std::string how_to_fix;   // ends the failure message
 };
 
+/* What OpenVendorApi says about an NCCL-API library. */
+inline VendorApiMessages NcclMessages(const NcclLibraryInfo& info) {
+  return VendorApiMessages{std::string(info.name) + " library",
+                           std::string("Disco's collectives need ") + info.requirement,
+                           std::string(info.name) + " (" + info.soname + ") could not be opened",
+                           info.how_to_fix};
+}
+
 /* Opens the first usable library of `candidates`; `table` must outlive the process. */
 inline NcclLibrary OpenNcclLibrary(const std::vector<std::string>& candidates, NcclApi* table,
                                    const NcclLibraryInfo& info) {
-  VendorApiMessages msg;
-  std::string library = std::string(info.name) + " library";
-  msg.library = library.c_str();
-  msg.unusable = std::string("Disco's collectives need ") + info.requirement;
-  msg.not_found = std::string(info.name) + " (" + info.soname + ") could not be opened";
-  msg.how_to_fix = info.how_to_fix;
-  return OpenVendorApi(
-      candidates, table, [](SymbolResolver& r, NcclApi* api) { ResolveNcclApi(r, api); }, msg);
+  return OpenVendorApi(candidates, table, ResolveNcclApi, NcclMessages(info));
+}
+
+/* OpenNcclLibrary on the first call (OpenVendorApiOnce): what a backend's library getter returns.
+ * `candidates()` and `info()` are only evaluated then. */
+template <typename Candidates, typename Info>
+const NcclLibrary& OpenNcclLibraryOnce(Candidates&& candidates, Info&& info) {
+  return OpenVendorApiOnce<NcclApi>(candidates, ResolveNcclApi,
+                                    [&info] { return NcclMessages(info()); });
 }
 
 }  // namespace nccl

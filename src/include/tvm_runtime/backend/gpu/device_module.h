@@ -119,6 +119,18 @@ void RegisterModuleLoader(const std::string& kind, Load load) {
   });
 }
 
+/* `module` as the `M` this backend loaded, for the backend's describe globals; TypeError
+ * "expected a module loaded by <wheel>, got kind '<kind>'" for any other module. */
+template <typename M>
+const M& ModuleLoadedBy(const ::tvm::ffi::Module& module, const char* wheel) {
+  const auto* loaded = dynamic_cast<const M*>(module.operator->());
+  if (loaded == nullptr) {
+    ThrowError("TypeError", std::string("expected a module loaded by ") + wheel + ", got kind '" +
+                                module->kind() + "'");
+  }
+  return *loaded;
+}
+
 }  // namespace backend
 }  // namespace tvm_runtime
 

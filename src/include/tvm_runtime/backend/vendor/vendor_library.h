@@ -6,7 +6,7 @@
  *
  *  - OpenVendorApi: a table of entry points, filled by a resolve(SymbolResolver&, Api*) function;
  *    a candidate lacking any required entry point is passed over as unusable.  What almost every
- *    backend needs.
+ *    backend needs; OpenVendorApiOnce does it once per process.
  *  - OpenVendorLibrary: the same search with a custom accept(handle, &why), for libraries that
  *    are checked otherwise (a loader whose entry points come through vkGetInstanceProcAddr).
  *
@@ -152,7 +152,7 @@ struct VendorApi {
 
 /* What to say about a library that cannot serve as `Api`. */
 struct VendorApiMessages {
-  const char* library;     // "CUDA driver library": what a candidate must be
+  std::string library;     // "CUDA driver library": what a candidate must be
   std::string unusable;    // appended after "(missing <symbols>); " for an incomplete candidate
   std::string not_found;   // leads the failure: "<not_found> (<tried>). "
   std::string how_to_fix;  // ends the failure
@@ -180,6 +180,18 @@ VendorApi<Api> OpenVendorApi(const std::vector<std::string>& candidates, Api* ta
     out.failure = msg.not_found + " (" + opened.tried + "). " + msg.how_to_fix;
   }
   return out;
+}
+
+/* OpenVendorApi on the first call (thread-safe one-time initialization, so on first device use,
+ * never at import), the same result afterwards: the body of a backend's Get<X>Library().
+ * `candidates()` and `messages()` (a VendorApiMessages) are only evaluated on that first call;
+ * the table lives for the process.  Each call site has its own result (one per lambda type). */
+template <typename Api, typename Candidates, typename Resolve, typename Messages>
+const VendorApi<Api>& OpenVendorApiOnce(Candidates&& candidates, Resolve&& resolve,
+                                        Messages&& messages) {
+  static Api table;  // filled once, by the candidate that is accepted
+  static const VendorApi<Api> opened = OpenVendorApi(candidates(), &table, resolve, messages());
+  return opened;
 }
 
 }  // namespace backend
