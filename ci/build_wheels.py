@@ -210,15 +210,15 @@ class Build:
         )  # fmt: skip
 
     def config_settings(self, package: Path) -> list[str]:
-        defines: dict[str, object] = {
+        defines = {
             "tvm_ffi_DIR": TOOLCHAIN_DIR / "cmake" / "tvm_ffi",
             "TVMRT_TARGET_SITE_PACKAGES": self.site,
             # Backends: the core just unpacked into the target site-packages.
             "tvm_runtime_DIR": self.site / "tvm" / "share" / "cmake" / "tvm_runtime",
+            # Sources compiled in batches (cmake/TVMRuntimeCommon.cmake): the same code, in a
+            # fraction of the CPU time.
+            "TVMRT_UNITY_BUILD": "ON",
         }
-        if package == release_train.core().directory:
-            # Sources compiled in batches: the same code, in a fraction of the CPU time.
-            defines["TVMRT_UNITY_BUILD"] = "ON"
         settings = [f"build-dir={self.build_root / package.name}"]
         settings += [f"cmake.define.{k}={v}" for k, v in defines.items()]
         if self.system == "macos":

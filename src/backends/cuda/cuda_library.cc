@@ -10,7 +10,7 @@ namespace {
 using backend::SymbolResolver;
 
 // Versioned names first: they are what cuda.h maps the plain names to for current callers.
-void ResolveAll(SymbolResolver& r, CuApi* api) {
+void ResolveDriverApi(SymbolResolver& r, CuApi* api) {
   r.Required({"cuInit"}, &api->Init);
   r.Required({"cuDriverGetVersion"}, &api->DriverGetVersion);
   r.Required({"cuGetErrorName"}, &api->GetErrorName);
@@ -66,7 +66,7 @@ void ResolveAll(SymbolResolver& r, CuApi* api) {
 const CudaLibrary& GetCudaLibrary() {
   return backend::OpenVendorApiOnce<CuApi>(
       [] { return backend::VendorLibraryCandidates(kDriverLibraryEnvVar, {"libcuda.so.1"}); },
-      ResolveAll,
+      ResolveDriverApi,
       [] {
         return backend::VendorApiMessages{
             "CUDA driver library",

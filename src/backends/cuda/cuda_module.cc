@@ -35,7 +35,7 @@ bool IsBinaryFormat(const std::string& fmt) {
                           "written by apache-tvm 0.25-0.27 or is corrupted");
 }
 
-std::string Describe(const CudaDevice& d) {
+std::string DescribeWithArch(const CudaDevice& d) {
   return "CUDA device " + std::to_string(d.id) + " (" + d.name + ", sm_" + std::to_string(d.sm()) +
          ")";
 }
@@ -118,7 +118,7 @@ std::unique_ptr<LoadedImage> CudaModule::Load(int32_t device_id) {
   if (rc != CUDA_SUCCESS) {
     std::string what = "cuModuleLoadData of the CUDA module (format '" + fmt() + "'";
     if (compiled) what += ", compiled for " + compiled->target + " by " + compiled->compiler;
-    what += ") on " + Describe(dev);
+    what += ") on " + DescribeWithArch(dev);
     if (!log.empty()) what += " [JIT log: " + log + "]";
     loaded->module = nullptr;
     ThrowCuError(rc, what);

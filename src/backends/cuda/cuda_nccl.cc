@@ -42,7 +42,7 @@ std::vector<std::string> Candidates() {
   return out;
 }
 
-const nccl::NcclLibrary& Library() {
+const nccl::NcclLibrary& NcclLibraryOnce() {
   return nccl::OpenNcclLibraryOnce(Candidates, [] {
     return nccl::NcclLibraryInfo{
         "NCCL", "libnccl.so.2", "NCCL 2.x",
@@ -55,7 +55,7 @@ const nccl::NcclLibrary& Library() {
 }  // namespace
 
 void RegisterNcclGlobals() {
-  static const nccl::DiscoNcclConfig config{"nccl", kDLCUDA, &Library};
+  static const nccl::DiscoNcclConfig config{"nccl", kDLCUDA, &NcclLibraryOnce};
   nccl::RegisterDiscoNccl(&config);
 }
 

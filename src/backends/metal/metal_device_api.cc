@@ -37,10 +37,6 @@ char* CheckedContents(const void* data, uint64_t offset, uint64_t nbytes, const 
   return static_cast<char*>(msg::Contents(buffer)) + offset;
 }
 
-std::string LanguageVersionText(NSUInteger version) {
-  return std::to_string(version >> 16) + "." + std::to_string(version & 0xFFFF);
-}
-
 }  // namespace
 
 void MetalDeviceAPI::SelectDevice(int32_t device_id) {
@@ -65,7 +61,7 @@ Any MetalDeviceAPI::DeviceAttr(int32_t device_id, int32_t kind) {
       return static_cast<int64_t>(d.max_threadgroup_memory);
     case kTVMRuntimeAttrComputeVersion:
       // The Metal Shading Language version kernels are compiled with on this device.
-      return String(LanguageVersionText(d.language_version));
+      return String(d.LanguageVersionText());
     case kTVMRuntimeAttrDeviceName:
       return String(d.name);
     case kTVMRuntimeAttrMaxThreadDimensions: {
@@ -188,7 +184,7 @@ Any MetalDeviceAPI::DeviceTargetProperty(int32_t device_id, const std::string& k
   MetalRuntime& rt = Runtime();
   const MetalDevice& d = rt.Device(device_id);
   if (key == "unified_memory") return d.unified_memory;
-  if (key == "language_version") return String(LanguageVersionText(d.language_version));
+  if (key == "language_version") return String(d.LanguageVersionText());
   return Any();
 }
 

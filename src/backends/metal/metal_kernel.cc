@@ -26,10 +26,6 @@ std::string Truncated(std::string log) {
   return log;
 }
 
-std::string LanguageVersionText(NSUInteger version) {
-  return std::to_string(version >> 16) + "." + std::to_string(version & 0xFFFF);
-}
-
 std::string Dims(const backend::LaunchDims& d, int first) {
   return "(" + std::to_string(d.work[first]) + ", " + std::to_string(d.work[first + 1]) + ", " +
          std::to_string(d.work[first + 2]) + ")";
@@ -71,7 +67,7 @@ id MetalKernel::NewLibrary(const MetalDevice& device) const {
     backend::ThrowError(
         "RuntimeError",
         "Metal could not compile kernel '" + name_ + "' for device '" + device.name + "' (MSL " +
-            LanguageVersionText(device.language_version) +
+            device.LanguageVersionText() +
             ", fast math). If the log names a feature this GPU lacks (simdgroup operations, "
             "bfloat, ...), compile the model for a target without it; otherwise the artifact is "
             "damaged: re-export it.\nMetal compiler log:\n" +

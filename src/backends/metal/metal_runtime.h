@@ -31,6 +31,10 @@ struct MetalDevice {
   uint64_t working_set_size = 0;  // recommendedMaxWorkingSetSize: the memory it should use
   bool unified_memory = false;
   NSUInteger language_version = 0;  // the MTLLanguageVersion kernels are compiled with
+  // language_version as "major.minor" (MTLLanguageVersion packs them as major << 16 | minor).
+  std::string LanguageVersionText() const {
+    return std::to_string(language_version >> 16) + "." + std::to_string(language_version & 0xFFFF);
+  }
   // The default stream; replaced (never freed: launches in flight may hold it) by
   // metal.ResetGlobalState.
   std::atomic<MetalStream*> default_stream{nullptr};

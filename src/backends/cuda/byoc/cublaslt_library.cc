@@ -10,7 +10,7 @@ namespace cuda {
 
 namespace {
 
-std::string ResolveAll(void* handle, CublasLtApi* api) {
+std::string ResolveCublasLtApi(void* handle, CublasLtApi* api) {
   backend::SymbolResolver r(handle);
   r.Required({"cublasLtCreate"}, &api->Create);
   r.Required({"cublasLtDestroy"}, &api->Destroy);
@@ -30,7 +30,7 @@ std::string ResolveAll(void* handle, CublasLtApi* api) {
   return r.missing();
 }
 
-LazyPipLibrary<CublasLtApi>& Library() {
+LazyPipLibrary<CublasLtApi>& CublasLtLibrary() {
   static LazyPipLibrary<CublasLtApi> lib(
       {"cuBLASLt (libcublasLt.so.13 or .12, which cublas_json modules need)",
        kCublasLtLibraryEnvVar,
@@ -38,18 +38,19 @@ LazyPipLibrary<CublasLtApi>& Library() {
        {"libcublasLt.so.13", "libcublasLt.so.12"},
        "pip install \"tvm-runtime-cuda[cublas]\" (CUDA 13 drivers) or "
        "\"tvm-runtime-cuda[cublas-cu12]\" (CUDA 12 drivers)"},
-      &ResolveAll);
+      &ResolveCublasLtApi);
   return lib;
 }
 
 }  // namespace
 
-const CublasLtApi& CublasLt() { return Library().Get().api; }
+const CublasLtApi& CublasLt() { return CublasLtLibrary().Get().api; }
 
-std::string CublasLtStatus() { return Library().Status(); }
+std::string CublasLtStatus() { return CublasLtLibrary().Status(); }
 
 void CheckCublas(cublasStatus_t status, const std::string& what) {
-  Library().Check(status, CUBLAS_STATUS_SUCCESS, "cuBLASLt", what, &CublasLtApi::GetStatusString);
+  CublasLtLibrary().Check(status, CUBLAS_STATUS_SUCCESS, "cuBLASLt", what,
+                          &CublasLtApi::GetStatusString);
 }
 
 }  // namespace cuda

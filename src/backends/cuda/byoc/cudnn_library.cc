@@ -10,7 +10,7 @@ namespace cuda {
 
 namespace {
 
-std::string ResolveAll(void* handle, CudnnApi* api) {
+std::string ResolveCudnnApi(void* handle, CudnnApi* api) {
   backend::SymbolResolver r(handle);
   r.Required({"cudnnCreate"}, &api->Create);
   r.Required({"cudnnDestroy"}, &api->Destroy);
@@ -38,7 +38,7 @@ std::string ResolveAll(void* handle, CudnnApi* api) {
   return r.missing();
 }
 
-LazyPipLibrary<CudnnApi>& Library() {
+LazyPipLibrary<CudnnApi>& CudnnLibrary() {
   static LazyPipLibrary<CudnnApi> lib(
       {"cuDNN 9 (libcudnn.so.9, which cudnn_json modules need)",
        kCudnnLibraryEnvVar,
@@ -46,18 +46,18 @@ LazyPipLibrary<CudnnApi>& Library() {
        {"libcudnn.so.9"},
        "pip install \"tvm-runtime-cuda[cudnn]\" (CUDA 13 drivers) or "
        "\"tvm-runtime-cuda[cudnn-cu12]\" (CUDA 12 drivers)"},
-      &ResolveAll);
+      &ResolveCudnnApi);
   return lib;
 }
 
 }  // namespace
 
-const CudnnApi& Cudnn() { return Library().Get().api; }
+const CudnnApi& Cudnn() { return CudnnLibrary().Get().api; }
 
-std::string CudnnStatus() { return Library().Status(); }
+std::string CudnnStatus() { return CudnnLibrary().Status(); }
 
 void CheckCudnn(cudnnStatus_t status, const std::string& what) {
-  Library().Check(status, CUDNN_STATUS_SUCCESS, "cuDNN", what, &CudnnApi::GetErrorString);
+  CudnnLibrary().Check(status, CUDNN_STATUS_SUCCESS, "cuDNN", what, &CudnnApi::GetErrorString);
 }
 
 }  // namespace cuda

@@ -110,7 +110,7 @@ std::vector<Candidate> Candidates(int driver_major, std::string* notes) {
   return out;
 }
 
-std::string ResolveAll(void* handle, NvrtcApi* api) {
+std::string ResolveNvrtcApi(void* handle, NvrtcApi* api) {
   backend::SymbolResolver r(handle);
   r.Required({"nvrtcVersion"}, &api->Version);
   r.Required({"nvrtcGetErrorString"}, &api->GetErrorString);
@@ -135,7 +135,7 @@ std::unique_ptr<NvrtcLibrary> TryLoad(const Candidate& c, int driver_major, std:
   auto lib = std::make_unique<NvrtcLibrary>();
   backend::VendorLibrary opened =
       backend::OpenVendorLibrary({c.path}, [&](void* handle, std::string* why) {
-        std::string missing = ResolveAll(handle, api.get());
+        std::string missing = ResolveNvrtcApi(handle, api.get());
         if (!missing.empty()) {
           *why = "not an NVRTC library (missing " + missing + ")";
           return false;
