@@ -27,6 +27,7 @@ import importlib.util
 import os
 import re
 import sys
+from collections.abc import Iterable
 from typing import Callable
 
 DISTRIBUTION = "tvm-runtime"
@@ -95,10 +96,11 @@ def abi_version(root: str | None = None) -> str:
 
 def backends() -> str:
     """Installed backends, one a line: entry-point name and the distribution providing it."""
+    points: Iterable[md.EntryPoint]
     try:
         points = md.entry_points(group=BACKEND_GROUP)
     except TypeError:  # Python 3.9: entry_points() takes no selection
-        points = md.entry_points().get(BACKEND_GROUP, [])
+        points = md.entry_points().get(BACKEND_GROUP, ())
     rows = set()
     for point in points:
         dist = getattr(point, "dist", None)
