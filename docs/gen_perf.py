@@ -6,7 +6,10 @@
 a `targets` list (the verdicts each benchmark computes: measured value, limit, comparison, pass),
 it writes
 
-* `docs/data/perf/<area>.json`: the area's targets, with the machine and the date of the run;
+* `docs/data/perf/<area>.json`: the area's targets (and pass/fail checks), with the machine and
+  the date of the run (the results file's own time when it records none);
+* `docs/data/perf/<area>.md`: the tables the benchmark itself wrote (`results/<area>_bench.md`),
+  headings moved under the area's, so every area shows its measurements, targets or not;
 * `docs/data/perf/<area>.svg`: a bar chart of its ratio targets (ours / the peer, apache-tvm 0.27
   or the native library, or / the floor), one bar per measurement, the limit drawn as a line,
   stamped with the machine and the date (matplotlib, never drawn by hand).
@@ -21,13 +24,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 # Keys of a target that are its verdict rather than its label.
-VERDICT_KEYS = {"measured", "limit", "comparison", "unit", "pass", "name"}
+VERDICT_KEYS = {"measured", "value", "limit", "comparison", "unit", "pass", "name"}
 
 
 def label_of(target: dict[str, Any]) -> str:
@@ -41,9 +45,9 @@ def is_ratio(target: dict[str, Any]) -> bool:
     return unit.startswith("x") or unit.startswith("ratio") or " x " in f" {unit} "
 
 
-def stamp(results: dict[str, Any]) -> dict[str, Any]:
-    machine = results.get("machine", {}) or {}
-    created = results.get("created_unix")
+def stamp(results: dict[str, Any], written: float | None = None) -> dict[str, Any]:
+    machine = results.get("machine") or results.get("env") or {}
+    created = results.get("created_unix") or written
     when = "unknown"
     if created:
         when = dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -56,18 +60,39 @@ def stamp(results: dict[str, Any]) -> dict[str, Any]:
     return {"date": when, "machine": text}
 
 
-def summarize(area: str, results: dict[str, Any]) -> dict[str, Any] | None:
-    targets = [
-        t
+def checks_of(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pass/fail verdicts without a number (e.g. firstcall's {"what": ..., "ok": ...})."""
+    return [
+        {"label": str(t["what"]), "pass": bool(t.get("ok"))}
         for t in results.get("targets", [])
-        if isinstance(t, dict) and isinstance(t.get("measured"), (int, float)) and "limit" in t
+        if isinstance(t, dict) and "what" in t and "measured" not in t
     ]
-    if not targets:
+
+
+def demoted(markdown: str, levels: int = 2) -> str:
+    """A benchmark's own markdown with its headings moved `levels` down, under the area's."""
+    return re.sub(r"(?m)^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + levels) + " ", markdown)
+
+
+def summarize(
+    area: str, results: dict[str, Any], written: float | None = None, has_table: bool = False
+) -> dict[str, Any] | None:
+    # A target's number is `measured` (most benchmarks) or `value` (load_bench).
+    targets = [
+        {**t, "measured": t.get("measured", t.get("value"))}
+        for t in results.get("targets", [])
+        if isinstance(t, dict)
+        and isinstance(t.get("measured", t.get("value")), (int, float))
+        and "limit" in t
+    ]
+    checks = checks_of(results)
+    if not targets and not checks and not has_table:
         return None
     return {
         "area": area,
-        **stamp(results),
+        **stamp(results, written),
         "source": f"results/{area}_bench.json",
+        "checks": checks,
         "targets": [
             {
                 "label": label_of(t),
@@ -121,13 +146,23 @@ def main(argv: list[str] | None = None) -> int:
     written = 0
     for results_file in sorted(args.results.glob("*_bench.json")):
         area = results_file.name.removesuffix("_bench.json")
+        table = results_file.with_suffix(".md")
         try:
-            summary = summarize(area, json.loads(results_file.read_text()))
+            summary = summarize(
+                area,
+                json.loads(results_file.read_text()),
+                written=results_file.stat().st_mtime,
+                has_table=table.is_file(),
+            )
         except (ValueError, TypeError) as err:
             print(f"gen_perf: skipping {results_file}: {err}", file=sys.stderr)
             continue
         if summary is None:
             continue
+        summary["table"] = None
+        if table.is_file():
+            (args.out / f"{area}.md").write_text(demoted(table.read_text()))
+            summary["table"] = f"{area}.md"
         summary["chart"] = f"{area}.svg" if chart(summary, args.out / f"{area}.svg") else None
         (args.out / f"{area}.json").write_text(json.dumps(summary, indent=1) + "\n")
         written += 1

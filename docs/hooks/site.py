@@ -92,7 +92,7 @@ PERF_MARKER = "<!-- perf-data -->"
 NO_PERF_DATA = (
     "No generated data yet: `nox -s bench` (all benchmarks, or `nox -s bench -- vm llm` for some)"
     " writes `results/*.json`, then `docs/gen_perf.py` turns them into `docs/data/perf/` (JSON +"
-    " SVG charts), which this section renders. Until then the tables below are the current figures."
+    " SVG charts), which this section renders."
 )
 
 
@@ -106,12 +106,19 @@ def _perf_sections(docs_dir: Path) -> str:
         lines = [f"### {s['area']}", "", f"Run of {s['date']} on {s['machine']} (`{s['source']}`).", ""]
         if s.get("chart"):
             lines += [f"![{s['area']}: ours against the peer, the limit marked](data/perf/{s['chart']})", ""]
-        lines += ["| measurement | measured | target | met |", "|---|---|---|---|"]
+        if s["targets"]:
+            lines += ["| measurement | measured | target | met |", "|---|---|---|---|"]
         for target in s["targets"]:
             unit = " " + target["unit"] if target["unit"] else ""
             verdict = "yes" if target["pass"] else "**no**"
             goal = f"{target['comparison']} {target['limit']:g}{unit}"
             lines.append(f"| {target['label']} | {target['measured']:g} | {goal} | {verdict} |")
+        if s.get("checks"):
+            lines += ["", "| check | met |", "|---|---|"]
+            lines += [f"| {c['label']} | {'yes' if c['pass'] else '**no**'} |" for c in s["checks"]]
+        table = s.get("table")
+        if table and (docs_dir / "data" / "perf" / table).is_file():
+            lines += ["", (docs_dir / "data" / "perf" / table).read_text(encoding="utf-8").strip()]
         sections.append("\n".join(lines))
     return "\n\n".join(sections)
 
