@@ -52,6 +52,26 @@ def configure_command(source: Path, build: Path, *args: str) -> list[str]:
     ]
 
 
+def pip_wheel_command(source: Path, wheel_dir: Path, build_dir: Path, *settings: str) -> list[str]:
+    """``pip wheel`` of a scikit-build-core project against this venv's build tools and installed
+    core (no isolation, no dependencies) into ``wheel_dir``, building in ``build_dir``, with
+    ``--config-settings`` ``settings`` (``cmake.define.X=Y``, ...)."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-build-isolation",
+        "--no-deps",
+        "--wheel-dir",
+        str(wheel_dir),
+        f"--config-settings=build-dir={build_dir}",
+        *(f"--config-settings={setting}" for setting in settings),
+        str(source),
+    ]
+
+
 def cmake_build(source: Path, build: Path, build_type: str, defines: dict[str, str]) -> None:
     """Configure ``source`` into ``build`` (Ninja, g++) with ``-D<key>=<value>`` each, then build;
     a failure quotes the tools' output."""

@@ -23,6 +23,7 @@ import numpy as np
 import process_audit
 import pytest
 import skip_audit
+from cmake_build import pip_wheel_command
 
 # The persistent kernel caches (OpenCL program binaries, Vulkan pipeline caches, CUDA cubins) and
 # the weight store of this whole run, its subprocesses included, live in one temporary directory:
@@ -140,23 +141,9 @@ def _build_testdev(out_dir: Path, mode: str) -> Path:
     (no isolation: this venv's tvm-runtime provides the headers and the CMake package)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     build_dir = out_dir / f"build-{mode}"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-build-isolation",
-            "--no-deps",
-            "--wheel-dir",
-            str(out_dir / mode),
-            f"--config-settings=cmake.define.TESTDEV_MODE={mode}",
-            f"--config-settings=build-dir={build_dir}",
-            str(REPO / "examples" / "backend_template"),
-        ],
-        check=True,
-    )
+    source = REPO / "examples" / "backend_template"
+    command = pip_wheel_command(source, out_dir / mode, build_dir, f"cmake.define.TESTDEV_MODE={mode}")
+    subprocess.run(command, check=True)
     (wheel,) = (out_dir / mode).glob("*.whl")
     return wheel
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cmake_build import pip_wheel_command
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,27 +157,15 @@ class Train:
                 pytest.skip(f"building test wheels needs {tool} in this venv (nox -s tests installs it)")
         source = self._stage(spec)
         out = self.root / "wheels" / spec.key
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-build-isolation",
-            "--no-deps",
-            "--wheel-dir",
-            str(out),
-            f"--config-settings=build-dir={self.root / 'build' / spec.key}",
-            # What these wheels prove is packaging and version checks, not code generation: no
-            # optimisation, sources in unity batches (minutes less of the suite per wheel).
-            "--config-settings=cmake.build-type=None",
-            "--config-settings=cmake.define.TVMRT_UNITY_BUILD=ON",
-        ]
+        # What these wheels prove is packaging and version checks, not code generation: no
+        # optimisation, sources in unity batches (minutes less of the suite per wheel).
+        settings = ["cmake.build-type=None", "cmake.define.TVMRT_UNITY_BUILD=ON"]
         if spec.abi_major is not None:
             flag = f"-DTVM_RUNTIME_ABI_VERSION_MAJOR={spec.abi_major}"
-            cmd.append(f"--config-settings=cmake.define.CMAKE_CXX_FLAGS={flag}")
+            settings.append(f"cmake.define.CMAKE_CXX_FLAGS={flag}")
+        cmd = pip_wheel_command(source, out, self.root / "build" / spec.key, *settings)
         env = dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2"))
-        run([*cmd, str(source)], env=env)
+        run(cmd, env=env)
         (wheel,) = out.glob("*.whl")
         return wheel
 

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from . import base
+from ._listener import Listener
 from .base import TrackerCode
 
 logger = logging.getLogger("tvm.rpc.proxy")
@@ -73,7 +74,7 @@ def _shutdown(sock: socket.socket, how: int = socket.SHUT_RDWR) -> None:
         pass
 
 
-class Proxy:
+class Proxy(Listener):
     """Relay RPC sessions on ``host:[port, port_end)`` (``start()`` runs it in a thread).
 
     ``timeout_client`` / ``timeout_server``: seconds a client / server waits for its partner
@@ -100,53 +101,28 @@ class Proxy:
         for name, value in (("timeout_client", timeout_client), ("timeout_server", timeout_server)):
             if not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-        self.host = host
+        super().__init__(host, port, port_end, what="the RPC proxy", thread_name="tvm-rpc-proxy")
         self.timeout_client = float(timeout_client)
         self.timeout_server = float(timeout_server)
         self.tracker_addr = tracker_addr
-        self._lock = threading.Lock()
         self._servers: dict[str, _Peer] = {}  # waiting for a client, by match key
         self._clients: dict[str, _Peer] = {}  # waiting for a server (no tracker)
         self._peers: set[_Peer] = set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.sock = base.bind_in_range(host, port, port_end, backlog=64, what="the RPC proxy")
-        self.port = self.sock.getsockname()[1]
-        self.sock.settimeout(0.5)
         self._tracker = _TrackerLink(self, tracker_addr) if tracker_addr else None
         logger.info("proxy bound to %s:%d", host, self.port)
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self) -> Proxy:
-        self._thread = threading.Thread(target=self.serve_forever, name="tvm-rpc-proxy", daemon=True)
-        self._thread.start()
-        return self
-
-    def terminate(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
     def serve_forever(self) -> None:
         if self._tracker is not None:
             threading.Thread(target=self._tracker.run, name="tvm-rpc-proxy-tracker", daemon=True).start()
-        try:
-            while not self._stop.is_set():
-                try:
-                    sock, addr = self.sock.accept()
-                except socket.timeout:
-                    continue
-                except OSError:
-                    break
-                threading.Thread(target=self._serve_conn, args=(sock, addr), daemon=True).start()
-        finally:
-            self._stop.set()
-            self.sock.close()
-            with self._lock:
-                peers = list(self._peers)
-            for peer in peers:
-                _shutdown(peer.sock)
+        super().serve_forever()
+
+    def _close_connections(self) -> None:
+        with self._lock:
+            peers = list(self._peers)
+        for peer in peers:
+            _shutdown(peer.sock)
 
     # ---------------------------------------------------------------- one connection
 

@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from . import base
+from ._listener import Listener
 from .base import RPC_TRACKER_MAGIC, TrackerCode  # noqa: F401  (apache-tvm's names here)
 
 # The largest tracker message accepted (apache-tvm 0.27's name for it).
@@ -69,59 +70,29 @@ class _Queue:
         heapq.heappush(self.requests, (-priority, next(self._order), requester))
 
 
-class Tracker:
+class Tracker(Listener):
     """Serve the tracker protocol on ``host:[port, port_end)`` (``start()`` runs it in a thread)."""
 
     def __init__(
         self, host: str = "0.0.0.0", port: int = 9190, port_end: int = 9199, stop_key: str = ""
     ) -> None:
-        self.host = host
+        super().__init__(host, port, port_end, what="the tracker", thread_name="tvm-rpc-tracker")
         self.stop_key = stop_key
-        self._lock = threading.Lock()
         self._queues: dict[str, _Queue] = {}
         self._conns: set[_Conn] = set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.sock = base.bind_in_range(host, port, port_end, backlog=64, what="the tracker")
-        self.port = self.sock.getsockname()[1]
-        self.sock.settimeout(0.5)
         logger.info("tracker bound to %s:%d", host, self.port)
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self) -> Tracker:
-        self._thread = threading.Thread(target=self.serve_forever, name="tvm-rpc-tracker", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def terminate(self) -> None:
-        self.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def serve_forever(self) -> None:
-        try:
-            while not self._stop.is_set():
-                try:
-                    sock, addr = self.sock.accept()
-                except socket.timeout:
-                    continue
-                except OSError:
-                    break
-                threading.Thread(target=self._serve_conn, args=(sock, addr), daemon=True).start()
-        finally:
-            self.sock.close()
-            with self._lock:
-                conns = list(self._conns)
-            for conn in conns:
-                conn.open = False
-                try:
-                    conn.sock.close()
-                except OSError:
-                    pass
+    def _close_connections(self) -> None:
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            conn.open = False
+            try:
+                conn.sock.close()
+            except OSError:
+                pass
 
     # ---------------------------------------------------------------- one peer
 
