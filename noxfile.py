@@ -156,7 +156,7 @@ def tests(session: nox.Session) -> None:
     # One pytest worker per CPU (TVM_TEST_WORKERS=N to choose, 1 for none): much of the suite
     # waits on child processes, and tests/conftest.py keeps what shares a fixture on one worker.
     workers = os.environ.get("TVM_TEST_WORKERS", "auto")
-    parallel = [] if workers == "1" else ["-n", workers, "--dist", "loadgroup"]
+    parallel = [] if workers == "1" else ["-n", workers, "--dist", "loadscope"]
     session.run(
         "python",
         "-m",

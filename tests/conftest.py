@@ -7,6 +7,7 @@ repository's packages/ directory is never put on sys.path.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
 import os
 import shutil
@@ -225,7 +226,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("TVM_TEST_SKIP_AUDIT") != "1" or _is_xdist_worker(session.config):
+    if os.environ.get("TVM_TEST_SKIP_AUDIT") != "1" or hasattr(session.config, "workerinput"):
         return  # under pytest-xdist the controller sees every worker's reports and audits once
     categories = skip_audit.load_budget(_SKIP_BUDGET)
     problems = skip_audit.audit(_SKIPPED, categories)
@@ -241,28 +242,37 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 # ---- pytest-xdist: what must share a worker --------------------------------------------------------
 
 # Tests that share an expensive session fixture run on one worker, so it is built once per run:
-# the release train's wheels (tests/release) and the template backend's wheels (testdev_install).
-_SHARED_SESSION_FIXTURES = {
-    "train": "release-train",
-    "base_prefix": "release-train",
-    "testdev_install": "testdev",
-}
+# the release train's wheels (every module of tests/release) and the template backend's wheels
+# (every module that asks for testdev_install). Any other module is its own group, so its module
+# fixtures (a CMake build, a venv) are made once too.
+_TESTS = Path(__file__).resolve().parent
 
 
-def _is_xdist_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
+def _shared_fixture_groups() -> dict[str, str]:
+    groups: dict[str, str] = {}
+    for path in sorted(_TESTS.rglob("test_*.py")):
+        module = path.relative_to(_TESTS).as_posix()
+        if module.startswith("release/"):
+            groups[module] = "release-train"
+        elif "testdev_install" in path.read_text(encoding="utf-8"):
+            groups[module] = "testdev"
+    return groups
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With `-n N --dist loadgroup` (nox -s tests), a module's tests stay together on one worker
-    (its module fixtures, e.g. a CMake build, are made once), and so do the tests of every module
-    that uses one of the session fixtures above. Without pytest-xdist the marks do nothing."""
-    module_group: dict[str, str] = {}
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        for fixture, group in _SHARED_SESSION_FIXTURES.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                module_group[module] = group
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(module_group.get(module, module)))
+if importlib.util.find_spec("xdist") is not None:
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        """`nox -s tests` runs `-n auto --dist loadscope`; this scheduler is loadscope with the
+        groups above. (pytest-xdist's own `xdist_group` marks cannot do it under pytest 9.2: the
+        worker renames node ids through an attribute pytest no longer reads.)"""
+        from xdist.scheduler import LoadScopeScheduling
+
+        groups = _shared_fixture_groups()
+
+        class SharedFixtureScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                module = nodeid.split("::", 1)[0]
+                relative = module.split("tests/", 1)[-1] if module.startswith("tests/") else module
+                return groups.get(relative, module)
+
+        return SharedFixtureScheduling(config, log)
