@@ -19,6 +19,7 @@ void RegisterLibraryBinCheck();  // runtime.CheckLibraryBin, before tvm-ffi pars
 void RegisterLibraryLoader();    // runtime.LoadLibraryModule: exported libraries, no payload copies
 void RegisterContextSymbols();
 void RegisterBackendLoader();  // runtime.LoadBackend (backend_loader.h)
+void RegisterIdleMemory();     // tvm_runtime.memory.release_idle (idle_memory.cc)
 void RegisterRPCServer();      // tvm_runtime.rpc.*: the RPC server's native session (rpc/)
 
 }  // namespace core

@@ -60,6 +60,7 @@ extern "C" TVM_RUNTIME_DLL int TVMRuntimeInitialize(char* err, size_t err_len) {
         RegisterLibraryBinCheck();
         RegisterLibraryLoader();
         RegisterBackendLoader();
+        RegisterIdleMemory();
         RegisterRPCServer();
       },
       err, err_len);

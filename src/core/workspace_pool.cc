@@ -4,12 +4,17 @@
  * Compiled code allocates and frees workspaces in LIFO order within one call, often on every
  * call, so each (thread, device) keeps a small pool of page-rounded blocks and reuses them.
  * Backends may serve workspaces themselves (the table's alloc_workspace); otherwise the pool sits
- * on top of the backend's alloc_data/free_data.  Pools are per thread, so no locking is needed.
+ * on top of the backend's alloc_data/free_data.  Pools are per thread; each has a lock only so
+ * that ReleaseIdleWorkspaces, from another thread, can take back the blocks no kernel is using
+ * (uncontended otherwise: a few nanoseconds per workspace).
  */
+#include "workspace_pool.h"
+
 #include <tvm_runtime/c_api.h>
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,16 +26,58 @@ namespace {
 
 constexpr uint64_t kPageSize = 4096;
 
+class WorkspacePool;
+
+/* The CPU pools of every live thread, for ReleaseIdleWorkspaces.  Device pools stay out: their
+ * drivers may want frees from the thread that allocated. */
+struct LivePools {
+  std::mutex mu;
+  std::vector<WorkspacePool*> pools;
+};
+
+LivePools& CpuPools() {
+  static LivePools* live = new LivePools();  // leaked: threads may exit after static destructors
+  return *live;
+}
+
 class WorkspacePool {
  public:
-  WorkspacePool(const TVMRuntimeDeviceAPI* api, int device_id) : api_(api), device_id_(device_id) {}
+  WorkspacePool(const TVMRuntimeDeviceAPI* api, int device_type, int device_id)
+      : api_(api), device_id_(device_id), listed_(device_type == kDLCPU) {
+    if (listed_) {
+      LivePools& live = CpuPools();
+      std::lock_guard<std::mutex> lock(live.mu);
+      live.pools.push_back(this);
+    }
+  }
 
   ~WorkspacePool() {
+    if (listed_) {
+      LivePools& live = CpuPools();
+      std::lock_guard<std::mutex> lock(live.mu);
+      live.pools.erase(std::find(live.pools.begin(), live.pools.end(), this));
+    }
     for (const Block& b : free_) Release(b);
     for (const Block& b : in_use_) Release(b);
   }
 
+  /* Frees the blocks not in use; returns their bytes. */
+  uint64_t ReleaseFree() {
+    std::vector<Block> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      blocks.swap(free_);
+    }
+    uint64_t bytes = 0;
+    for (const Block& b : blocks) {
+      Release(b);
+      bytes += b.size;
+    }
+    return bytes;
+  }
+
   void* Alloc(uint64_t nbytes, DLDataType hint) {
+    std::lock_guard<std::mutex> lock(mu_);
     uint64_t size = (std::max<uint64_t>(nbytes, 1) + kPageSize - 1) / kPageSize * kPageSize;
     // Smallest free block that fits (free_ is sorted by size).
     auto it = std::lower_bound(free_.begin(), free_.end(), size,
@@ -49,6 +96,7 @@ class WorkspacePool {
   }
 
   bool Free(void* data) {
+    std::lock_guard<std::mutex> lock(mu_);
     // LIFO is the common case, so search from the back.
     for (size_t i = in_use_.size(); i-- > 0;) {
       if (in_use_[i].data == data) {
@@ -82,6 +130,8 @@ class WorkspacePool {
 
   const TVMRuntimeDeviceAPI* api_;
   int device_id_;
+  bool listed_;
+  std::mutex mu_;
   std::vector<Block> free_;
   std::vector<Block> in_use_;
 };
@@ -100,11 +150,21 @@ WorkspacePool* ThreadPoolFor(const TVMRuntimeDeviceAPI* api, int device_type, in
       return e.pool.get();
     }
   }
-  pools.push_back({device_type, device_id, std::make_unique<WorkspacePool>(api, device_id)});
+  pools.push_back(
+      {device_type, device_id, std::make_unique<WorkspacePool>(api, device_type, device_id)});
   return pools.back().pool.get();
 }
 
 }  // namespace
+
+uint64_t ReleaseIdleWorkspaces() {
+  LivePools& live = CpuPools();
+  std::lock_guard<std::mutex> lock(live.mu);
+  uint64_t bytes = 0;
+  for (WorkspacePool* pool : live.pools) bytes += pool->ReleaseFree();
+  return bytes;
+}
+
 }  // namespace core
 }  // namespace tvm_runtime
 

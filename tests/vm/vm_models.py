@@ -73,3 +73,18 @@ def assert_matches(got: Any, expected: Any, what: str = "") -> None:
             assert_matches(g, e, f"{what}[{i}]")
         return
     np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL, err_msg=what)
+
+
+# The working-memory model (make_working_memory_fixture.py): two 3x3 max-pools, stride 1, pad 1.
+WORKING_MEMORY_SHAPE = (1, 16, 256, 256)
+
+
+def _max_pool_3x3_same(x: np.ndarray) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    h, w = x.shape[2], x.shape[3]
+    windows = [padded[:, :, i : i + h, j : j + w] for i in range(3) for j in range(3)]
+    return np.maximum.reduce(windows)
+
+
+def expected_working_memory(x: np.ndarray) -> np.ndarray:
+    return _max_pool_3x3_same(_max_pool_3x3_same(x))

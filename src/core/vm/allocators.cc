@@ -74,15 +74,20 @@ class PooledAllocator final : public Allocator {
     }
   }
 
-  void Clear() noexcept final {
+  uint64_t Clear() noexcept final {
     std::unordered_map<uint64_t, std::vector<Buffer>> blocks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       blocks.swap(pool_);
     }
+    uint64_t bytes = 0;
     for (auto& kv : blocks) {
-      for (const Buffer& b : kv.second) DeviceFree(b.data);
+      for (const Buffer& b : kv.second) {
+        DeviceFree(b.data);
+        bytes += b.size;
+      }
     }
+    return bytes;
   }
 
  private:
@@ -189,10 +194,12 @@ Allocator* GetAllocator(DLDevice device, int type) {
   return out;
 }
 
-void ClearAllocators() {
+uint64_t ClearAllocators() {
   AllocatorRegistry& reg = Registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  for (auto& kv : reg.allocators) kv.second->Clear();
+  uint64_t bytes = 0;
+  for (auto& kv : reg.allocators) bytes += kv.second->Clear();
+  return bytes;
 }
 
 ffi::Tensor StorageObj::AllocTensor(int64_t offset, ffi::ShapeView shape, DLDataType dtype) {

@@ -48,8 +48,8 @@ class Allocator {
   virtual Buffer Alloc(uint64_t nbytes, uint64_t alignment, DLDataType type_hint) = 0;
   /* Never throws (called from destructors). */
   virtual void Free(const Buffer& buffer) noexcept = 0;
-  /* Give cached blocks back to the device. */
-  virtual void Clear() noexcept {}
+  /* Give cached blocks back to the device; returns how many bytes they held. */
+  virtual uint64_t Clear() noexcept { return 0; }
 
   /* A fresh compact tensor that owns a buffer of this allocator. */
   ::tvm::ffi::Tensor Empty(::tvm::ffi::ShapeView shape, DLDataType dtype);
@@ -72,8 +72,9 @@ class Allocator {
  * backend serves the device, ValueError for an unknown allocator type. */
 Allocator* GetAllocator(DLDevice device, int type);
 
-/* Release the blocks every pooled allocator is holding (`vm.builtin.memory_manager.clear`). */
-void ClearAllocators();
+/* Release the blocks every pooled allocator is holding (`vm.builtin.memory_manager.clear`);
+ * returns how many bytes they held. */
+uint64_t ClearAllocators();
 
 /* Alignment of a buffer of `dtype` elements, as apache-tvm's memory manager computes it. */
 uint64_t StorageAlignment(DLDataType dtype);

@@ -40,6 +40,7 @@ from .params import (
     save_param_dict,
     save_param_dict_to_file,
 )
+from .memory import release_idle_memory
 from . import _relax_run  # noqa: F401  (registers relax.run.print / relax.run.assert_op)
 
 
@@ -76,6 +77,7 @@ __all__ = [
     "metal",
     "num_threads",
     "opencl",
+    "release_idle_memory",
     "rocm",
     "save_param_dict",
     "save_param_dict_to_file",

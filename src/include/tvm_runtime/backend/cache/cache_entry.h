@@ -12,7 +12,8 @@
  *    8  u32       format version (kCacheEntryVersion)
  *   12  u32       description length D
  *   16  u64       payload length P
- *   24  u32       CRC-32 of the payload
+ *   24  u32       CRC-32 of the payload (0 in the weight store's entries, whose reader compares
+ *                 every payload byte with the model's own instead: see ParseCacheEntryFraming)
  *   28  u32       reserved, 0
  *   32  char[64]  key digest: lowercase hex SHA-256 of the description
  *   96  char[D]   description
