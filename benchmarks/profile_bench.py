@@ -22,8 +22,10 @@ OpenCL) on the CPU and on OpenCL (PoCL):
   (the interpreter enqueuing every kernel while the device runs), per kernel.
 
 A call that takes more than 50 ms (the torchvision models) alternates unprofiled and profiled
-runs instead, so that a loaded machine's drift hits both alike; its overhead is the median over
-the pairs of (wall - kernel), its JSON row adds their spread (``paired_overhead_us``).
+runs in ABBA-ordered pairs instead, so that a loaded machine's drift hits both alike; its overhead
+is the median over the pairs of (wall - kernel), its JSON row adds their spread
+(``paired_overhead_us``) and each kind of run's process CPU time (``process_cpu_us``: on PoCL the
+device is the CPU, so this is the work done, which the machine's load does not inflate).
 
 A benchmark, not a test: it writes numbers, it does not assert targets.
 """
@@ -31,6 +33,7 @@ A benchmark, not a test: it writes numbers, it does not assert targets.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -140,18 +143,34 @@ def _launch_us(main, args: list, dev, samples: int) -> float:
 
 
 def _measure_alternating(case: dict[str, Any], vm, args: list, dev, quick: bool) -> dict[str, Any]:
-    """A slow call: unprofiled (launch time and wall) and profiled runs in turn, so that the
-    machine's drift over the seconds this takes hits both alike."""
+    """A slow call: unprofiled (launch time and wall) and profiled runs in pairs, in ABBA order,
+    so that the machine's drift over the seconds this takes hits both alike. Each run's process
+    CPU time (user + system, worker threads included: PoCL's too) says how much work it did,
+    which a loaded machine does not inflate the way it does the wall time."""
     main = vm["main"]
-    walls, launches, reports = [], [], []
-    for _ in range(3 if quick else 9):
-        t0 = time.perf_counter_ns()
+    walls, launches, reports, cpu_plain, cpu_profiled = [], [], [], [], []
+
+    def cpu_us() -> float:
+        t = os.times()
+        return (t.user + t.system) * 1e6
+
+    def plain() -> None:
+        c0, t0 = cpu_us(), time.perf_counter_ns()
         main(*args)
         t1 = time.perf_counter_ns()
         dev.sync()
         walls.append((time.perf_counter_ns() - t0) / 1e3)
         launches.append((t1 - t0) / 1e3)
+        cpu_plain.append(cpu_us() - c0)
+
+    def profiled() -> None:
+        c0 = cpu_us()
         reports.append(vm.profile("main", *args))
+        cpu_profiled.append(cpu_us() - c0)
+
+    for i in range(4 if quick else 10):
+        for run in (plain, profiled) if i % 2 == 0 else (profiled, plain):
+            run()
     half = len(walls) // 2
     row = _row(
         case["name"],
@@ -161,13 +180,17 @@ def _measure_alternating(case: dict[str, Any], vm, args: list, dev, quick: bool)
         reports,
     )
     row["wall_us"] = statistics.median(walls)
-    # Each unprofiled run against the profiled run right after it (min / median / max of
+    # Each unprofiled run against the profiled run of its pair (min / median / max of
     # wall - kernel): the median of these pairs is the overhead, drift cancels in each pair.
     paired = sorted(w - r.kernel_us for w, r in zip(walls, reports, strict=True))
     row["paired_overhead_us"] = [paired[0], statistics.median(paired), paired[-1]]
     row["overhead_us"] = max(statistics.median(paired), 0.0)
     row["overhead_fraction"] = row["overhead_us"] / row["wall_us"]
     row["wall_spread_us"] = [min(walls), max(walls)]
+    row["process_cpu_us"] = {
+        "unprofiled": statistics.median(cpu_plain),
+        "profiled": statistics.median(cpu_profiled),
+    }
     if case["target"] != "cpu":
         row["launch_us_per_kernel"] = statistics.median(launches) / max(row["kernels_per_run"], 1)
     return row
