@@ -6,7 +6,8 @@ Runs in a venv holding the tvm-runtime wheels (with tvm-runtime-opencl for the O
         [--models-dir results/models]
 
 For every Relax model of tests/artifacts (mlp, mlp_dyn, convnet; the torchvision models of
-``--models-dir`` when `nox -s bench -- load` made them) on the CPU and on OpenCL (PoCL):
+``--models-dir`` when `nox -s bench -- load` made them: DIR/*.so on the CPU, DIR/opencl/*.so on
+OpenCL) on the CPU and on OpenCL (PoCL):
 
 * wall: the median time of one unprofiled ``vm["main"](*inputs)`` + device sync, in blocks;
 * kernel: the median over profiled runs of the report's kernel time (device time where the
@@ -16,7 +17,15 @@ For every Relax model of tests/artifacts (mlp, mlp_dyn, convnet; the torchvision
   copies, other builtins, interpreter) to say where the overhead is;
 * the profiler's cost when off: the unprofiled call timed before and after the profiled runs
   (they must leave nothing behind), as a ratio. The off path itself is the branch the interpreter
-  already took for instruments (src/core/vm/call_profiler.h).
+  already took for instruments (src/core/vm/call_profiler.h);
+* on an accelerator, the launch path: the host time of ``vm["main"](*inputs)`` before the sync
+  (the interpreter enqueuing every kernel while the device runs), per kernel.
+
+A call that takes more than 50 ms (the torchvision models) alternates unprofiled and profiled
+runs in ABBA-ordered pairs instead, so that a loaded machine's drift hits both alike; its overhead
+is the median over the pairs of (wall - kernel), its JSON row adds their spread
+(``paired_overhead_us``) and each kind of run's process CPU time (``process_cpu_us``: on PoCL the
+device is the CPU, so this is the work done, which the machine's load does not inflate).
 
 A benchmark, not a test: it writes numbers, it does not assert targets.
 """
@@ -24,6 +33,7 @@ A benchmark, not a test: it writes numbers, it does not assert targets.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -57,10 +67,12 @@ def _cases(models_dir: Path | None) -> list[dict[str, Any]]:
             )
     if models_dir is not None:
         # The torchvision models of `nox -s bench -- load` (make_torchvision_models.py): DIR/<m>.so
-        # with DIR/<m>.npz holding the input x.
-        for so in sorted(models_dir.glob("*.so")):
-            data = np.load(so.with_suffix(".npz"))
-            cases.append({"name": so.stem, "target": "cpu", "file": so, "inputs": [data["x"]]})
+        # with DIR/<m>.npz holding the input x and apache-tvm's output y.
+        for target, sub in (("cpu", models_dir), ("opencl", models_dir / "opencl")):
+            for so in sorted(sub.glob("*.so")):
+                data = np.load(so.with_suffix(".npz"))
+                case = {"name": so.stem, "target": target, "file": so, "inputs": [data["x"]]}
+                cases.append({**case, "expected": data["y"]})
     return cases
 
 
@@ -92,16 +104,96 @@ def measure(case: dict[str, Any], quick: bool) -> dict[str, Any] | None:
 
     for _ in range(3):
         call()
+    if "expected" in case:  # a timing of wrong results would be worthless
+        _check_output(case, main(*args))
     # Calibrate blocks to ~20 ms each.
     t0 = time.perf_counter()
     call()
     one = max(time.perf_counter() - t0, 1e-6)
+    if one > 0.05:
+        return _measure_alternating(case, vm, args, dev, quick)
     per_block = max(1, int(0.02 / one))
     blocks = 7 if quick else 21
     wall_before = _median_us(call, blocks, per_block)
     reports = [vm.profile("main", *args) for _ in range(3 if quick else 9)]
     wall_after = _median_us(call, blocks, per_block)
-    return _row(case["name"], case["target"], wall_before, wall_after, reports)
+    row = _row(case["name"], case["target"], wall_before, wall_after, reports)
+    if case["target"] != "cpu":
+        row["launch_us_per_kernel"] = _launch_us(main, args, dev, blocks) / max(row["kernels_per_run"], 1)
+    return row
+
+
+def _check_output(case: dict[str, Any], out: Any) -> None:
+    got = (out if hasattr(out, "numpy") else out[0]).numpy()
+    np.testing.assert_allclose(
+        got, case["expected"], rtol=1e-3, atol=1e-4, err_msg=f"{case['name']} on {case['target']}"
+    )
+
+
+def _launch_us(main, args: list, dev, samples: int) -> float:
+    """Median host time of the call before its sync: on an accelerator, the interpreter and the
+    launch path enqueuing every kernel (the device runs them meanwhile)."""
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter_ns()
+        main(*args)
+        times.append((time.perf_counter_ns() - t0) / 1e3)
+        dev.sync()
+    return statistics.median(times)
+
+
+def _measure_alternating(case: dict[str, Any], vm, args: list, dev, quick: bool) -> dict[str, Any]:
+    """A slow call: unprofiled (launch time and wall) and profiled runs in pairs, in ABBA order,
+    so that the machine's drift over the seconds this takes hits both alike. Each run's process
+    CPU time (user + system, worker threads included: PoCL's too) says how much work it did,
+    which a loaded machine does not inflate the way it does the wall time."""
+    main = vm["main"]
+    walls, launches, reports, cpu_plain, cpu_profiled = [], [], [], [], []
+
+    def cpu_us() -> float:
+        t = os.times()
+        return (t.user + t.system) * 1e6
+
+    def plain() -> None:
+        c0, t0 = cpu_us(), time.perf_counter_ns()
+        main(*args)
+        t1 = time.perf_counter_ns()
+        dev.sync()
+        walls.append((time.perf_counter_ns() - t0) / 1e3)
+        launches.append((t1 - t0) / 1e3)
+        cpu_plain.append(cpu_us() - c0)
+
+    def profiled() -> None:
+        c0 = cpu_us()
+        reports.append(vm.profile("main", *args))
+        cpu_profiled.append(cpu_us() - c0)
+
+    for i in range(4 if quick else 10):
+        for run in (plain, profiled) if i % 2 == 0 else (profiled, plain):
+            run()
+    half = len(walls) // 2
+    row = _row(
+        case["name"],
+        case["target"],
+        statistics.median(walls[: half + 1]),
+        statistics.median(walls[half:]),
+        reports,
+    )
+    row["wall_us"] = statistics.median(walls)
+    # Each unprofiled run against the profiled run of its pair (min / median / max of
+    # wall - kernel): the median of these pairs is the overhead, drift cancels in each pair.
+    paired = sorted(w - r.kernel_us for w, r in zip(walls, reports, strict=True))
+    row["paired_overhead_us"] = [paired[0], statistics.median(paired), paired[-1]]
+    row["overhead_us"] = max(statistics.median(paired), 0.0)
+    row["overhead_fraction"] = row["overhead_us"] / row["wall_us"]
+    row["wall_spread_us"] = [min(walls), max(walls)]
+    row["process_cpu_us"] = {
+        "unprofiled": statistics.median(cpu_plain),
+        "profiled": statistics.median(cpu_profiled),
+    }
+    if case["target"] != "cpu":
+        row["launch_us_per_kernel"] = statistics.median(launches) / max(row["kernels_per_run"], 1)
+    return row
 
 
 def measure_decoder(quick: bool) -> dict[str, Any]:
@@ -188,15 +280,16 @@ def _row(model: str, device: str, wall_before: float, wall_after: float, reports
 def render(rows: list[dict[str, Any]]) -> str:
     out = [
         "| model | device | wall (us) | kernels (us) | overhead (us) | overhead % "
-        "| profiled: allocs / copies / builtins / interpreter (us) |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| profiled: allocs / copies / builtins / interpreter (us) | launch / kernel (us) |",
+        "|---|---|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         s = r["profiled_split_us"]
         out.append(
             f"| {r['model']} | {r['device']} | {r['wall_us']:.1f} | {r['kernel_us']:.1f} | "
             f"{r['overhead_us']:.1f} | {100 * r['overhead_fraction']:.1f} | "
-            f"{s['alloc_us']:.1f} / {s['copy_us']:.1f} / {s['builtin_us']:.1f} / {s['interpreter_us']:.1f} |"
+            f"{s['alloc_us']:.1f} / {s['copy_us']:.1f} / {s['builtin_us']:.1f} / {s['interpreter_us']:.1f} | "
+            + (f"{r['launch_us_per_kernel']:.1f} |" if "launch_us_per_kernel" in r else "- |")
         )
     return "\n".join(out)
 

@@ -72,14 +72,19 @@ def start_server(python: str, log_path: Path) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     argv = [python, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(port)]
     argv += ["--port-end", str(port + 1), "--silent"]
-    with log_path.open("w") as logf:
-        # A process group of its own: apache-tvm's server runs its loop in a `popen_worker` child
-        # that outlives a parent that is only terminated (stop_server ends the whole group).
-        proc = subprocess.Popen(
-            argv, stdout=logf, stderr=subprocess.STDOUT, cwd="/", env=child_env(), start_new_session=True
-        )
+    proc = spawn_group(argv, log_path)
     _wait_listening(port, proc)
     return proc, port
+
+
+def spawn_group(argv: list[str], log_path: Path) -> subprocess.Popen:
+    """Start an RPC process (server, proxy) logging to ``log_path``, in a process group of its own:
+    apache-tvm's servers and proxy run their loop in `popen_worker` children that outlive a parent
+    that is only terminated (stop_server ends the whole group)."""
+    with log_path.open("w") as logf:
+        return subprocess.Popen(
+            argv, stdout=logf, stderr=subprocess.STDOUT, cwd="/", env=child_env(), start_new_session=True
+        )
 
 
 def stop_server(proc: subprocess.Popen) -> None:

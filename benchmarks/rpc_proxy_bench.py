@@ -26,17 +26,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import child_env, log, ours_vs_apache_parser, publish
+from _harness import log, ours_vs_apache_parser, publish
 from _stats import median, ratio, summarize
 from core_bench import machine_info
-from rpc_bench import _free_port, _wait_listening, ours_vs_apache_ratios, run_client, start_server
+from rpc_bench import (
+    _free_port,
+    _wait_listening,
+    ours_vs_apache_ratios,
+    run_client,
+    spawn_group,
+    start_server,
+    stop_server,
+)
 
 KEY = "bench"
-
-
-def _spawn(argv: list[str], log_path: Path) -> subprocess.Popen:
-    with log_path.open("w") as logf:
-        return subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd="/", env=child_env())
 
 
 def start_proxy(python: str, apache: bool, log_path: Path) -> tuple[subprocess.Popen, int]:
@@ -44,14 +47,14 @@ def start_proxy(python: str, apache: bool, log_path: Path) -> tuple[subprocess.P
     argv = [python, "-m", "tvm.exec.rpc_proxy", "--host", "127.0.0.1", "--port", str(port)]
     argv += ["--port-end", str(port + 1)]
     argv += ["--web-port", str(_free_port())] if apache else ["--silent"]
-    proc = _spawn(argv, log_path)
+    proc = spawn_group(argv, log_path)
     _wait_listening(port, proc)
     return proc, port
 
 
 def start_proxied_server(python: str, proxy_port: int, log_path: Path) -> subprocess.Popen:
     argv = [python, "-m", "tvm.exec.rpc_server", "--through-proxy", "--host", "127.0.0.1"]
-    return _spawn([*argv, "--port", str(proxy_port), "--key", KEY, "--silent"], log_path)
+    return spawn_group([*argv, "--port", str(proxy_port), "--key", KEY, "--silent"], log_path)
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -85,7 +88,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=5, help="latency blocks per session (default 5)")
     p.add_argument("--uploads", type=int, default=3, help="uploads per session (default 3)")
     p.add_argument("--nbytes", type=int, default=10 << 20, help="upload size (default 10 MiB)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.quick:  # a smoke run: one session per route, short blocks
+        args.rounds, args.number, args.repeat, args.uploads = 1, 50, 2, 1
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,12 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             call_ratios.append(ratio(round_call["ours"], round_call["apache"]))
             log(f"round {r + 1}/{args.rounds}: call through proxy ours/apache {call_ratios[-1]:.2f}x")
     finally:
-        for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        for proc in procs:  # each in its own process group, with the workers it started
+            stop_server(proc)
     summary = {
         n: {"call_us": summarize(calls[n]).to_dict(3), "upload_mb_s": summarize(uploads[n]).to_dict(3)}
         for n in routes
