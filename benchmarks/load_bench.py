@@ -28,8 +28,10 @@ Processes sharing one model (issue 37): N = 1, 2, 4, 8 children of one variant l
 at once (load + VM + one inference) and, while all N are alive, report how much their PSS,
 anonymous memory and RSS grew; the sum over the N is what a server with N workers pays. Ours
 runs with its weight store ($TVM_WEIGHT_CACHE_DIR, a fresh directory per round): the first load
-into the empty store (one child) is timed apart from the later ones. Targets: total PSS of 4
-processes <= 1.5x the weight bytes (anonymous <= 0.3x); a later load + VM <= 2x np.fromfile, the
+into the empty store (one child) is timed apart from the later ones. Then each child goes idle
+(`tvm.runtime.release_idle_memory()`; apache-tvm: its VM allocators' clear and malloc_trim) and
+reports again: what N idle workers hold. Targets: total PSS of 4 processes <= 1.5x the weight
+bytes (anonymous <= 0.3x), after one inference and idle; a later load + VM <= 2x np.fromfile, the
 first <= 3x. Every child of the runs above gets a store of its own too, never ~/.cache.
 """
 
