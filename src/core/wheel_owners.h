@@ -46,9 +46,16 @@ bool PatternMatches(const char* pattern, const std::string& name);
 /* The distribution that registers global function `name` ("" if none is declared). */
 std::string DistributionForFunction(const std::string& name);
 
+/* Loads the backend wheel that declares global function `name` (e.g. tvm-runtime-extra for
+ * "tvm.contrib.sort.argsort") when it is installed, not loaded yet and on-demand loading is on
+ * (a C++ program; Python's loader has loaded every installed backend already).  True when this
+ * call loaded it: the caller looks the function up again. */
+bool LoadWheelOfFunction(const std::string& name);
+
 /* tvm-ffi's lookup of a function called by compiled host code (the artifact's
- * `__TVMFFIEnvModLookupFromImports` context symbol), whose error also says what is missing
- * (MissingFunctionAdvice: the wheel to install, ...). */
+ * `__TVMFFIEnvModLookupFromImports` context symbol): a function of a wheel not loaded yet loads
+ * it (LoadWheelOfFunction), and the error also says what is missing (MissingFunctionAdvice: the
+ * wheel to install, ...). */
 int LookupFromImportsWithHint(TVMFFIObjectHandle library_ctx, const char* name,
                               TVMFFIObjectHandle* out);
 

@@ -9,16 +9,23 @@
  *                                                     and call function(a, b, c)
  *   error_cases load-backend <name>                   the global runtime.LoadBackend
  *   error_cases load-backend-path <name> <path>       TVMRuntimeLoadBackend (C)
+ *   error_cases vm-sort-rows <artifact> <rows> <cols> run the VM's main on a float32 [rows, cols]
+ *                                                     input and check that the first output is
+ *                                                     each row sorted ascending (the contrib
+ *                                                     sort models of tests/artifacts/contrib)
  */
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 #include <tvm_runtime/c_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace ffi = tvm::ffi;
 
@@ -59,6 +66,34 @@ void RunKernel(const std::string& device_name, const std::string& artifact,
   lib->GetFunction(function).value()(a, b, c);
 }
 
+// Whether main's first output is each row of the input sorted ascending.
+std::string SortRowsOnVM(const std::string& artifact, int64_t rows, int64_t cols) {
+  ffi::Module lib = ffi::Module::LoadFromFile(artifact);
+  ffi::Module vm = lib->GetFunction("vm_load_executable").value()().cast<ffi::Module>();
+  constexpr int kPooledAllocator = 2;
+  vm->GetFunction("vm_initialization").value()(static_cast<int>(kDLCPU), 0, kPooledAllocator);
+  ffi::Function alloc = ffi::Function::GetGlobalRequired("runtime.TVMTensorAllocWithScope");
+  DLDevice cpu{kDLCPU, 0};
+  ffi::Tensor x = alloc(ffi::Shape({rows, cols}), DLDataType{kDLFloat, 32, 1}, cpu, nullptr)
+                      .cast<ffi::Tensor>();
+  float* data = static_cast<float*>(x.GetDLTensorPtr()->data);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    data[i] = static_cast<float>((i * 7919) % 1009) - 504.0f;
+  ffi::Any result = vm->GetFunction("main").value()(x);
+  ffi::Tensor sorted = result.cast<ffi::Array<ffi::Any>>()[0].cast<ffi::Tensor>();
+  const float* got = static_cast<const float*>(sorted.GetDLTensorPtr()->data);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> want(data + r * cols, data + (r + 1) * cols);
+    std::sort(want.begin(), want.end());
+    for (int64_t c = 0; c < cols; ++c) {
+      if (got[r * cols + c] != want[c]) {
+        return "row " + std::to_string(r) + " is not sorted at column " + std::to_string(c);
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +103,10 @@ int main(int argc, char** argv) {
       ffi::Module::LoadFromFile(argv[2]);
     } else if (mode == "run-kernel" && argc == 6) {
       RunKernel(argv[2], argv[3], argv[4], std::stoll(argv[5]));
+    } else if (mode == "vm-sort-rows" && argc == 5) {
+      std::string wrong = SortRowsOnVM(argv[2], std::stoll(argv[3]), std::stoll(argv[4]));
+      Report(wrong.empty(), wrong.empty() ? "" : "WrongResult", wrong);
+      return 0;
     } else if (mode == "load-backend" && argc == 3) {
       ffi::Function::GetGlobalRequired("runtime.LoadBackend")(std::string(argv[2]));
     } else if (mode == "load-backend-path" && argc == 4) {

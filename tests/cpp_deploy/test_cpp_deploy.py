@@ -147,6 +147,19 @@ def test_missing_backend_is_python_s_error(programs, lone_core):
     )
 
 
+def test_a_contrib_function_loads_the_extra_wheel_on_first_use(programs):
+    """A model whose host code calls tvm.contrib.sort.* (tvm-runtime-extra's functions): the C++
+    program links only the core; the VM finds the function's wheel from the declarations and
+    loads it, as a device's backend is loaded on first use."""
+    sort_model = str(ARTIFACTS / "contrib" / "sort_ops_f32_cpu.so")
+    argv = [str(programs / "error_cases"), "vm-sort-rows", sort_model, "16", "300"]
+    assert _run(argv) == {"ok": True, "kind": "", "message": "", "rc": 0}
+    # With on-demand loading off, the error names the wheel, as under Python.
+    out = _run(argv, TVM_DEVICE_BACKEND_AUTOLOAD="0")
+    assert not out["ok"] and out["kind"] == "RuntimeError", out
+    assert "tvm.contrib.sort" in out["message"] and "tvm-runtime-extra" in out["message"], out
+
+
 def test_backend_of_another_abi_is_python_s_error(programs, testdev_install, lone_core, tmp_path):
     dso = testdev_install("abi_mismatch") / "tvm" / "backend" / "testdev" / "libtvm_runtime_testdev.so"
     out = _run([str(programs / "error_cases"), "load-backend-path", "testdev", str(dso)])

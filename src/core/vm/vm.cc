@@ -11,6 +11,7 @@
 #include "../device_registry.h"
 #include "../ffi_names.h"
 #include "../missing_function_advice.h"
+#include "../wheel_owners.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -182,6 +183,11 @@ ffi::Optional<Function> VirtualMachine::FindPackedFunction(const std::string& na
     if (auto f = lib.cast<ffi::Module>()->GetFunction(key, /*query_imports=*/true)) return f;
   }
   if (auto f = Function::GetGlobal(name)) return *f;
+  // A function of a backend wheel (tvm.contrib.sort.* of tvm-runtime-extra) in a C++ program
+  // that has not loaded that wheel yet.
+  if (LoadWheelOfFunction(name)) {
+    if (auto f = Function::GetGlobal(name)) return *f;
+  }
   return std::nullopt;
 }
 
