@@ -29,7 +29,7 @@ def _x(*shape: int) -> tvm.runtime.Tensor:
 
 
 def test_make_shape_follows_the_heap_from_call_to_call(vm):
-    # The same instruction's result is reused while its dimensions stay; new ones when not.
+    # The operands are decoded once at load; the heap is read on every run.
     first = vm["dims"](_x(2, 3))
     assert tuple(first) == (3, 7, 2)
     assert tuple(vm["dims"](_x(2, 3))) == (3, 7, 2)

@@ -3,8 +3,6 @@
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/tensor.h>
 
-#include <algorithm>
-
 namespace tvm_runtime {
 namespace core {
 namespace vm {
@@ -66,22 +64,22 @@ bool PlanMakeShape(const Instruction& ins, MakeShapePlan* plan) {
   return true;
 }
 
-bool RunMakeShape(MakeShapePlan* plan, const ffi::Any* regs, ffi::Any* ret) {
+bool RunMakeShape(const MakeShapePlan& plan, const ffi::Any* regs, ffi::Any* ret) {
   // The shape heap as make_shape reads it: None is an empty heap; an int64 tensor of rank 1
   // has shape[0] slots (another rank: none).
   const int64_t* heap = nullptr;
   int64_t heap_size = 0;
-  if (plan->heap_reg >= 0 && regs[plan->heap_reg] != nullptr) {
-    auto t = regs[plan->heap_reg].try_cast<DLTensor*>();
+  if (plan.heap_reg >= 0 && regs[plan.heap_reg] != nullptr) {
+    auto t = regs[plan.heap_reg].try_cast<DLTensor*>();
     if (!t.has_value()) return false;
     const DLTensor* h = *t;
     heap = reinterpret_cast<const int64_t*>(static_cast<const char*>(h->data) + h->byte_offset);
     heap_size = h->ndim == 1 ? h->shape[0] : 0;
   }
   int64_t dims[kMaxInlineShapeDims];
-  size_t n = plan->dims.size();
+  size_t n = plan.dims.size();
   for (size_t i = 0; i < n; ++i) {
-    const auto& [code, v] = plan->dims[i];
+    const auto& [code, v] = plan.dims[i];
     if (code == 0) {
       dims[i] = v;
     } else {
@@ -89,16 +87,7 @@ bool RunMakeShape(MakeShapePlan* plan, const ffi::Any* regs, ffi::Any* ret) {
       dims[i] = heap[v];
     }
   }
-  if (plan->last.has_value()) {
-    const ffi::Shape& last = plan->last.value();
-    if (last.size() == n && std::equal(dims, dims + n, last.data())) {
-      *ret = last;
-      return true;
-    }
-  }
-  ffi::Shape made(dims, dims + n);
-  plan->last = made;
-  *ret = std::move(made);
+  *ret = ffi::Shape(dims, dims + n);
   return true;
 }
 

@@ -311,7 +311,7 @@ bool VirtualMachine::RunInline(const Instruction& ins, const InlineCall& inl, co
       *ret = nullptr;
       return true;
     case InlineOp::kMakeShape:
-      return RunMakeShape(&make_shape_plans_[inl.plan], regs, ret);
+      return RunMakeShape(make_shape_plans_[inl.plan], regs, ret);
     case InlineOp::kTupleGetItem:
       return RunTupleGetItem(ins, regs, ret);
     case InlineOp::kNone:
