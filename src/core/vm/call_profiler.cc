@@ -18,6 +18,19 @@ bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 }  // namespace
 
 CallProfiler::Category CallProfiler::CategoryOfPacked(const std::string& name) {
+  // The KV cache's attention builtins are the model's attention: their time is the attention
+  // kernels the model handed to the cache (rotary split, append, attention, merge) and a few
+  // shape checks, so they count as kernels, not as runtime overhead.
+  static const char* const kAttentionBuiltins[] = {
+      "vm.builtin.attention_kv_cache_attention_with_fused_qkv",
+      "vm.builtin.attention_kv_cache_self_attention",
+      "vm.builtin.attention_kv_cache_cross_attention",
+      "vm.builtin.attention_kv_cache_attention_with_shared_kv",
+      "vm.builtin.attention_kv_cache_merge_attn_output_inplace",
+  };
+  for (const char* attention : kAttentionBuiltins) {
+    if (name == attention) return kKernel;
+  }
   // Kernels are the artifact's own functions; the runtime's builtins carry these prefixes.
   if (!StartsWith(name, "vm.") && !StartsWith(name, "relax.") && !StartsWith(name, "runtime.") &&
       !StartsWith(name, "tvm.") && !StartsWith(name, "ffi.")) {

@@ -36,7 +36,8 @@ class CallProfiler {
   // Kept in step with tvm/runtime/profiling.py's _CATEGORIES.
   enum Category : int64_t { kKernel = 0, kAlloc = 1, kCopy = 2, kBuiltin = 3, kVMFunction = 4 };
 
-  /* What a packed function's name says it is (builtins are named vm.builtin.*, runtime.*, ...). */
+  /* What a packed function's name says it is (builtins are named vm.builtin.*, runtime.*, ...;
+   * the KV cache's attention builtins run the model's attention kernels and count as kernels). */
   static Category CategoryOfPacked(const std::string& name);
 
   /* Runs `call()` as the event of func_table entry `func_index`, attributed to the device of the

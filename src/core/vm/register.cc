@@ -2,6 +2,7 @@
  * TVMRuntimeInitialize (never from a static constructor). */
 #include "../core_init.h"
 #include "allocators.h"
+#include "inline_builtins.h"
 #include "vm.h"
 #include "vm_init.h"
 
@@ -18,6 +19,7 @@ void RegisterVM() {
   vm::RegisterControlBuiltins();
   vm::RegisterRelaxRunBuiltins();
   vm::RegisterPyFuncBuiltins();
+  vm::RememberInlineBuiltins();  // after the builtins it inlines are registered
 }
 
 }  // namespace core

@@ -174,6 +174,7 @@ void VirtualMachine::Init(PackedArgs args) {
   const_pool_ = std::move(consts);
   initialized_ = false;
   InitFuncPool();
+  InitInlineCalls();
   initialized_ = true;
 }
 
@@ -283,9 +284,47 @@ void VirtualMachine::InitFuncPool() {
   pool_entries_ = std::move(entries);
 }
 
+void VirtualMachine::InitInlineCalls() {
+  const auto& code = exec_->instructions;
+  std::vector<InlineCall> calls(code.size());
+  std::vector<MakeShapePlan> plans;
+  for (size_t pc = 0; pc < code.size(); ++pc) {
+    const Instruction& ins = code[pc];
+    if (ins.op != Opcode::kCall || pool_entries_[ins.b].kind != PoolEntry::kPacked) continue;
+    InlineOp op = InlineOpOf(pool_entries_[ins.b].packed);
+    if (op == InlineOp::kMakeShape) {
+      MakeShapePlan plan;
+      if (!PlanMakeShape(ins, &plan)) continue;
+      calls[pc].plan = static_cast<int32_t>(plans.size());
+      plans.push_back(std::move(plan));
+    } else if (op == InlineOp::kTupleGetItem && !CanInlineTupleGetItem(ins)) {
+      continue;
+    }
+    calls[pc].op = op;
+  }
+  inline_calls_ = std::move(calls);
+  make_shape_plans_ = std::move(plans);
+}
+
 //------------------------------------------------------------------------------------------
 // Interpreter
 //------------------------------------------------------------------------------------------
+
+bool VirtualMachine::RunInline(const Instruction& ins, const InlineCall& inl, const Any* regs,
+                               Any* ret) {
+  switch (inl.op) {
+    case InlineOp::kNullValue:
+      *ret = nullptr;
+      return true;
+    case InlineOp::kMakeShape:
+      return RunMakeShape(make_shape_plans_[inl.plan], regs, ret);
+    case InlineOp::kTupleGetItem:
+      return RunTupleGetItem(ins, regs, ret);
+    case InlineOp::kNone:
+      break;
+  }
+  return false;
+}
 
 void VirtualMachine::ThrowArity(const FuncInfo& f, int32_t num_args) const {
   std::string params = f.param_names.empty() ? "" : " (" + JoinNames(f.param_names) + ")";
@@ -307,6 +346,7 @@ Any VirtualMachine::InvokeBytecode(int64_t fidx, const AnyView* args, int32_t nu
   const Any* consts = const_pool_.data();
   const Any* funcs = func_pool_.data();
   const PoolEntry* entries = pool_entries_.data();
+  const InlineCall* inline_calls = inline_calls_.data();
   const AnyView vm_ctx(context());
   int64_t pc = f.start_instr;
   // Operands were validated when the executable was loaded: no checks below.
@@ -314,6 +354,14 @@ Any VirtualMachine::InvokeBytecode(int64_t fidx, const AnyView* args, int32_t nu
     const Instruction& ins = code[pc];
     switch (ins.op) {
       case Opcode::kCall: {
+        if (inline_calls[pc].op != InlineOp::kNone && !slow_calls_) {
+          Any ret;
+          if (RunInline(ins, inline_calls[pc], regs, &ret)) {
+            if (ins.a < kBeginSpecialReg) regs[ins.a] = std::move(ret);
+            ++pc;
+            break;
+          }
+        }
         AnyView* cargs = call_args + 4;  // room for the instrument prefix
         for (int32_t k = 0; k < ins.num_args; ++k) {
           const Arg& a = ins.args[k];

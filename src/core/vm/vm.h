@@ -36,6 +36,7 @@
 #include "allocators.h"
 #include "call_profiler.h"
 #include "executable.h"
+#include "inline_builtins.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -108,6 +109,7 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
 
   void Init(::tvm::ffi::PackedArgs args);
   void InitFuncPool();
+  void InitInlineCalls();  // after InitFuncPool: which call instructions run inline
   void RequireInitialized() const;
   ::tvm::ffi::Optional<::tvm::ffi::Function> FindPackedFunction(const std::string& name) const;
   VMClosure MakeClosure(int64_t fidx);
@@ -115,6 +117,9 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   int64_t RequireFunction(const std::string& name) const;
 
   // A Call instruction's callee on prepared arguments (`cargs`), without instrument or profiler.
+  // A Call instruction run inline (fast path only); false when the ordinary call must run.
+  bool RunInline(const Instruction& ins, const InlineCall& inl, const ::tvm::ffi::Any* regs,
+                 ::tvm::ffi::Any* ret);
   void DispatchCall(const Instruction& ins, const ::tvm::ffi::AnyView* cargs, ::tvm::ffi::Any* ret);
   // The slow path of a Call instruction, taken while an instrument or the profiler is set.
   void RunCallSlow(const Instruction& ins, ::tvm::ffi::AnyView* call_args, ::tvm::ffi::Any* ret);
@@ -149,6 +154,9 @@ class VirtualMachine : public ::tvm::ffi::ModuleObj {
   std::vector<::tvm::ffi::Any> const_pool_;
   std::vector<::tvm::ffi::Any> func_pool_;
   std::vector<PoolEntry> pool_entries_;
+  // Per instruction of the executable: its inline form on the fast path (inline_builtins.h).
+  std::vector<InlineCall> inline_calls_;
+  std::vector<MakeShapePlan> make_shape_plans_;
 
   std::recursive_mutex run_mu_;  // one call stack at a time (see FrameGuard)
   std::vector<std::unique_ptr<Frame>> frames_;
