@@ -39,6 +39,8 @@ class ShardFile {
   ShardFile& operator=(const ShardFile&) = delete;
 
   int64_t size() const { return size_; }
+  /* The open descriptor (to map the file: tensor_cache_shard_map.h). */
+  int fd() const { return fd_; }
 
   /* Exactly `nbytes` bytes at `offset` into `dst`. */
   void ReadAt(void* dst, int64_t nbytes, int64_t offset) const {
