@@ -29,8 +29,9 @@ LLAMA = CACHE / "tiny_llama"
 EXPECTED = json.loads((CACHE / "expected.json").read_text())
 
 # Loads spec["dir"] on the CPU and reports, per record: where its data lies (mapped file, inode,
-# that mapping's anonymous kB) and whether its bits equal spec["expected"]'s; plus this process's
-# anonymous growth over the load alone (before anything reads a weight).
+# that mapping's anonymous kB) and whether its bits equal spec["expected"]'s (0-d records are
+# stored 1-d in the npz: compared flat); plus this process's anonymous growth over the load alone
+# (before anything reads a weight).
 CHILD = """
 import json, numpy as np, tvm
 spec = json.loads({spec!r})
@@ -68,7 +69,7 @@ g("tensor_cache.load")(spec["dir"], 1, 0)
 grown_kb = anonymous_kb() - before
 expected = np.load(spec["npz"])
 tensors = {{name: g("tensor_cache.get")(name) for name in spec["expected"]}}
-ok = {{name: bool(np.array_equal(bits(t), expected[key])) for name, (key, t) in
+ok = {{name: bool(np.array_equal(bits(t).ravel(), expected[key].ravel())) for name, (key, t) in
       ((n, (spec["expected"][n], t)) for n, t in tensors.items())}}
 maps = mappings()
 report = {{"grown_kb": grown_kb, "ok": ok,
