@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import struct
 
+import mapping_probe
 import numpy as np
 import pytest
 from byoc_support import (
@@ -134,21 +135,13 @@ path, prefix = {path!r}, {prefix!r}
 EXPECTED = np.load({npz!r})
 mod = tvm.runtime.load_module(path)
 params = mod.imports[0]["get_const_var_tensor"]()
-maps, current = [], None
-for line in open("/proc/self/smaps"):
-    f = line.split()
-    if "-" in f[0] and len(f) >= 5 and ":" in f[3]:
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        current = {{"lo": lo, "hi": hi, "file": " ".join(f[5:])}}
-        maps.append(current)
-    elif f[0] == "Anonymous:" and current is not None:
-        current["anonymous_kb"] = int(f[1])
+maps = mappings()
 report = {{}}
 for name, t in params.items():
     ptr = t.data_ptr()
-    where = next(m for m in maps if m["lo"] <= ptr < m["hi"])
+    found = where(ptr, maps)
     want = EXPECTED[prefix + name]
-    report[name] = {{"file": where["file"], "anonymous_kb": where["anonymous_kb"],
+    report[name] = {{"file": found["file"], "anonymous_kb": found["anonymous_kb"],
                     "aligned": ptr % 64 == 0, "ok": bool(np.array_equal(t.numpy(), want))}}
 print(json.dumps(report))
 """
@@ -164,7 +157,9 @@ def test_constants_of_a_library_are_shared_not_copied(tmp_path, artifact, prefix
     ones the weight store's entry; none is a private copy (issue 37)."""
     store = tmp_path / "weights"
     env = {"TVM_WEIGHT_CACHE_DIR": str(store), "TVM_WEIGHT_CACHE_MIN_SIZE": "0"}
-    code = WHERE_CHILD.format(path=str(BYOC / artifact), prefix=prefix, npz=str(BYOC / "expected.npz"))
+    code = mapping_probe.SOURCE + WHERE_CHILD.format(
+        path=str(BYOC / artifact), prefix=prefix, npz=str(BYOC / "expected.npz")
+    )
     for _ in range(2):  # the first process writes the store's entry, the second maps it
         report = json.loads(run_python(code, env=env).stdout.strip().splitlines()[-1])
         entries = {str(p) for p in store.glob("*.entry")}

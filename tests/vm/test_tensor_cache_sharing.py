@@ -18,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+import mapping_probe
 import numpy as np
 import pytest
 
@@ -42,23 +43,6 @@ def anonymous_kb():
     for line in open("/proc/self/smaps_rollup"):
         if line.startswith("Anonymous:"):
             return int(line.split()[1])
-
-def mappings():
-    out, current = [], None
-    for line in open("/proc/self/smaps"):
-        f = line.split()
-        if "-" in f[0] and len(f) >= 5 and ":" in f[3]:
-            lo, hi = (int(x, 16) for x in f[0].split("-"))
-            current = {{"lo": lo, "hi": hi, "file": " ".join(f[5:]), "inode": int(f[4])}}
-            out.append(current)
-        elif f[0] == "Anonymous:" and current is not None:
-            current["anonymous_kb"] = int(f[1])
-    return out
-
-def where(ptr, maps):
-    for m in maps:
-        if m["lo"] <= ptr < m["hi"]:
-            return {{k: m[k] for k in ("file", "inode", "anonymous_kb")}}
 
 def bits(t):
     dtype = str(t.dtype)
@@ -89,7 +73,7 @@ def _llama_expected() -> tuple[str, dict[str, str]]:
 
 def _load(directory: Path, npz: str, expected: dict[str, str], extra: str = "", **env: str) -> dict:
     spec = json.dumps({"dir": str(directory), "npz": npz, "expected": expected})
-    proc = run_python(CHILD.format(spec=spec, extra=extra), env=env)
+    proc = run_python(mapping_probe.SOURCE + CHILD.format(spec=spec, extra=extra), env=env)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
