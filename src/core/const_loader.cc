@@ -10,10 +10,16 @@
  * then forwarded to the imports.  apache-tvm's Relax linker also emits one (with no symbols)
  * when `relax.build` gets `params`.
  *
+ * Loaded from a library file (library_loader.cc), its constants are not copied: they alias the
+ * file's mapping where 64-byte aligned, else come from the weight store, as the VM's constants do
+ * (vm/constant_pool.h), so processes that load one BYOC model share its weights.
+ *
  * Payload (0.27's writer, little-endian, tvm-0.27-abi.md 3.1 encodings):
  *   vec<str> names; u64 n (== names.size()); n x tensor record (5.6);
  *   vec<str> symbols; u64 m (== symbols.size()); m x vec<str> constant names
  */
+#include "const_loader.h"
+
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tensor.h>
@@ -24,7 +30,9 @@
 #include <tvm_runtime/backend/blob_reader.h>
 #include <tvm_runtime/backend/error.h>
 
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -33,6 +41,7 @@
 
 #include "core_init.h"
 #include "tensor_record.h"
+#include "vm/constant_pool.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -136,20 +145,31 @@ class ConstLoaderModule final : public ffi::ModuleObj {
   std::mutex mutex_;
 };
 
-ffi::Module LoadConstLoader(const ffi::Bytes& bytes) {
-  backend::BlobReader r(bytes.data(), bytes.size(), std::string("'") + kKind + "'");
+/* A constant as the payload holds it: its record's header and where its data bytes lie. */
+struct StoredConstant {
+  std::string name;
+  TensorRecordHeader header;
+  const char* data;
+};
+
+/* Validates the payload and returns its constants (data left where it lies) and symbols. */
+std::vector<StoredConstant> ParseConstLoader(const char* data, size_t size,
+                                             ConstLoaderModule::Symbols* by_symbol) {
+  backend::BlobReader r(data, size, std::string("'") + kKind + "'");
   std::vector<std::string> names = r.ReadStringVector();
   uint64_t count = r.Read<uint64_t>();
   if (count != names.size()) {
     r.Fail(std::to_string(names.size()) + " constant names but " + std::to_string(count) +
            " tensors");
   }
-  ConstLoaderModule::Constants constants;
+  std::vector<StoredConstant> constants;
   std::unordered_map<std::string, size_t> seen;
   for (size_t i = 0; i < names.size(); ++i) {
     r.SetItem("constant '" + names[i] + "'");
     if (!seen.emplace(names[i], i).second) r.Fail("the name is used twice");
-    constants.emplace_back(names[i], ReadTensorRecord(&r));
+    TensorRecordHeader header = ReadTensorRecordHeader(&r);
+    constants.push_back({names[i], header, data + r.position()});
+    r.Skip(static_cast<size_t>(header.nbytes));
   }
   r.SetItem("");
   std::vector<std::string> symbols = r.ReadStringVector();
@@ -158,7 +178,6 @@ ffi::Module LoadConstLoader(const ffi::Bytes& bytes) {
     r.Fail(std::to_string(symbols.size()) + " symbols but " + std::to_string(lists) +
            " constant lists");
   }
-  ConstLoaderModule::Symbols by_symbol;
   std::unordered_map<std::string, bool> seen_symbol;
   for (const std::string& symbol : symbols) {
     r.SetItem("constant list of '" + symbol + "'");
@@ -167,15 +186,47 @@ ffi::Module LoadConstLoader(const ffi::Bytes& bytes) {
     for (const std::string& var : vars) {
       if (seen.count(var) == 0) r.Fail("it names constant '" + var + "', which is not stored");
     }
-    by_symbol.emplace_back(symbol, std::move(vars));
+    by_symbol->emplace_back(symbol, std::move(vars));
   }
   r.SetItem("");
   r.ExpectEnd();
+  return constants;
+}
+
+/* Handed over as bytes (tvm-ffi's loader, a payload built in memory): each constant is copied
+ * out of them, since nothing keeps them. */
+ffi::Module LoadConstLoader(const ffi::Bytes& bytes) {
+  ConstLoaderModule::Symbols by_symbol;
+  ConstLoaderModule::Constants constants;
+  for (const StoredConstant& c : ParseConstLoader(bytes.data(), bytes.size(), &by_symbol)) {
+    const TensorRecordHeader& h = c.header;
+    ffi::Tensor t =
+        AllocTensor(ffi::ShapeView(h.shape.data(), h.shape.size()), h.dtype, DLDevice{kDLCPU, 0});
+    if (h.nbytes != 0) std::memcpy(t.GetDLTensorPtr()->data, c.data, h.nbytes);
+    constants.emplace_back(c.name, std::move(t));
+  }
   return ffi::Module(
       ffi::make_object<ConstLoaderModule>(std::move(constants), std::move(by_symbol)));
 }
 
 }  // namespace
+
+ffi::Module LoadConstLoaderShared(std::shared_ptr<const vm::Payload> payload) {
+  ConstLoaderModule::Symbols by_symbol;
+  std::vector<StoredConstant> stored =
+      ParseConstLoader(payload->data(), payload->size(), &by_symbol);
+  // The VM's constant pool decides, per constant, between aliasing the library (aligned), the
+  // weight store's image (misaligned) and a private copy (no store); its tensors hold what they
+  // point into, so the pool itself need not outlive this call.
+  vm::ConstantPool pool(payload);
+  for (const StoredConstant& c : stored) {
+    pool.AddTensor(c.header.dtype, c.header.shape, c.data, c.header.nbytes);
+  }
+  ConstLoaderModule::Constants constants;
+  for (size_t i = 0; i < stored.size(); ++i) constants.emplace_back(stored[i].name, pool.Host(i));
+  return ffi::Module(
+      ffi::make_object<ConstLoaderModule>(std::move(constants), std::move(by_symbol)));
+}
 
 void RegisterConstLoader() {
   ffi::reflection::GlobalDef().def("ffi.Module.load_from_bytes.const_loader", LoadConstLoader);

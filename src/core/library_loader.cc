@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "compiler_versions.h"
+#include "const_loader.h"
 #include "context_symbols.h"
 #include "core_init.h"
 #include "library_bin.h"
@@ -137,6 +138,12 @@ ffi::Module BuildModuleTree(const SymbolBytes& bin, const std::shared_ptr<const 
         source = std::make_shared<vm::BytesPayload>(ffi::Bytes(payload, size));
       }
       modules.emplace_back(vm::VMExecutable::Parse(std::move(source)));
+      continue;
+    }
+    if (kind == "const_loader" && file != nullptr) {
+      // BYOC weights stay in the file (const_loader.h): no release of the span.
+      modules.push_back(
+          LoadConstLoaderShared(std::make_shared<vm::MappedPayload>(file, payload, size)));
       continue;
     }
     modules.push_back(LoadFromBytes(kind, payload, static_cast<size_t>(size), path));

@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@
 #include "device_registry.h"
 #include "mapped_file.h"
 #include "tensor_record.h"
+#include "vm/constant_pool.h"
+#include "vm/payload.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -61,8 +64,12 @@ Bytes SaveParams(const Map<String, Tensor>& params) {
   return Bytes(std::move(out));
 }
 
-/* `source` names the input in errors: "params blob" or "params file '<path>'". */
-Map<String, Tensor> LoadParams(const char* data, size_t size, const std::string& source) {
+/* `source` names the input in errors: "params blob" or "params file '<path>'".  Each tensor is
+ * copied out of `data`, or, with `shared` (the payload `data` lies in: a mapped file), made by a
+ * VM constant pool over it: aliasing the file where 64-byte aligned, else from the weight store
+ * (vm/constant_pool.h), so processes that load one params file share it. */
+Map<String, Tensor> LoadParams(const char* data, size_t size, const std::string& source,
+                               const std::shared_ptr<const vm::Payload>& shared = nullptr) {
   backend::BlobReader r(data, size, source,
                         "It is truncated or was not written by save_param_dict "
                         "(tvm.runtime.save_param_dict or apache-tvm 0.27's); save the parameters "
@@ -76,12 +83,22 @@ Map<String, Tensor> LoadParams(const char* data, size_t size, const std::string&
   if (n != names.size()) {
     r.Fail(std::to_string(names.size()) + " names but " + std::to_string(n) + " tensors");
   }
+  std::unique_ptr<vm::ConstantPool> pool;
+  if (shared != nullptr) pool = std::make_unique<vm::ConstantPool>(shared);
   Map<String, Tensor> out;
   for (uint64_t i = 0; i < n; ++i) {
     r.SetItem("tensor '" + backend::Printable(names[i]) + "' (" + std::to_string(i + 1) + " of " +
               std::to_string(n) + ")");
-    out.Set(String(names[i]), ReadTensorRecord(&r));
+    if (pool == nullptr) {
+      out.Set(String(names[i]), ReadTensorRecord(&r));
+      continue;
+    }
+    TensorRecordHeader h = ReadTensorRecordHeader(&r);
+    pool->AddTensor(h.dtype, h.shape, data + r.position(), h.nbytes);
+    r.Skip(static_cast<size_t>(h.nbytes));
   }
+  // Materialized once all are known: the misaligned ones form one stored image.
+  for (uint64_t i = 0; pool != nullptr && i < n; ++i) out.Set(String(names[i]), pool->Host(i));
   return out;
 }
 
@@ -101,15 +118,17 @@ void RegisterParamsGlobals() {
       .def("runtime.LoadParams",
            [](const Bytes& blob) { return LoadParams(blob.data(), blob.size(), "params blob"); })
       .def("runtime.LoadParamsFromFile", [](const std::string& path) {
-        // Mapped, not read into a buffer first: each tensor is one copy out of the page cache.
-        MappedFile file(path, MappedFile::Mode::kReadOnly);
+        // Mapped copy-on-write: the tensors point into it (or the weight store), no copy.
+        auto file = std::make_shared<const MappedFile>(path, MappedFile::Mode::kCopyOnWrite,
+                                                       /*keep_fd=*/true);
         std::string what = "params file '" + path + "'";
-        if (file.empty()) return LoadParams("", 0, what);  // says what a params file needs
-        if (!file.ok()) {
+        if (file->empty()) return LoadParams("", 0, what);  // says what a params file needs
+        if (!file->ok()) {
           backend::ThrowError("FileNotFoundError",
-                              "cannot open params file '" + path + "': " + file.error());
+                              "cannot open params file '" + path + "': " + file->error());
         }
-        return LoadParams(file.data(), file.size(), what);
+        auto payload = std::make_shared<vm::MappedPayload>(file, file->data(), file->size());
+        return LoadParams(file->data(), file->size(), what, payload);
       });
 }
 

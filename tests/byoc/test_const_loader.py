@@ -7,8 +7,10 @@ the other inputs are 0.27's format written by byoc_support.
 
 from __future__ import annotations
 
+import json
 import struct
 
+import mapping_probe
 import numpy as np
 import pytest
 from byoc_support import (
@@ -22,6 +24,7 @@ from byoc_support import (
 )
 
 import tvm
+from conftest import run_python
 
 
 def test_compiler_made_const_loader_runs_the_model():
@@ -122,3 +125,46 @@ def _corrupt_cases():
 def test_corrupted_payload_is_a_value_error(payload, message):
     with pytest.raises(ValueError, match=message):
         load_from_bytes(tvm, "const_loader", payload)
+
+
+# Loads an artifact and reports where each const_loader constant's data lies (/proc/self/smaps:
+# the mapped file and that mapping's anonymous kB) and whether it equals the expected value.
+WHERE_CHILD = """
+import json, numpy as np, tvm
+path, prefix = {path!r}, {prefix!r}
+EXPECTED = np.load({npz!r})
+mod = tvm.runtime.load_module(path)
+params = mod.imports[0]["get_const_var_tensor"]()
+maps = mappings()
+report = {{}}
+for name, t in params.items():
+    ptr = t.data_ptr()
+    found = where(ptr, maps)
+    want = EXPECTED[prefix + name]
+    report[name] = {{"file": found["file"], "anonymous_kb": found["anonymous_kb"],
+                    "aligned": ptr % 64 == 0, "ok": bool(np.array_equal(t.numpy(), want))}}
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize(
+    "artifact, prefix",
+    [("const_loader_params_cpu.so", "mlp_"), ("dnnl_cnn_cpu.so", "const:")],
+    ids=["params", "dnnl"],
+)
+def test_constants_of_a_library_are_shared_not_copied(tmp_path, artifact, prefix):
+    """Each process maps a BYOC model's weights: aligned ones alias the library file, misaligned
+    ones the weight store's entry; none is a private copy (issue 37)."""
+    store = tmp_path / "weights"
+    env = {"TVM_WEIGHT_CACHE_DIR": str(store), "TVM_WEIGHT_CACHE_MIN_SIZE": "0"}
+    code = mapping_probe.SOURCE + WHERE_CHILD.format(
+        path=str(BYOC / artifact), prefix=prefix, npz=str(BYOC / "expected.npz")
+    )
+    for _ in range(2):  # the first process writes the store's entry, the second maps it
+        report = json.loads(run_python(code, env=env).stdout.strip().splitlines()[-1])
+        entries = {str(p) for p in store.glob("*.entry")}
+        assert report
+        for name, r in report.items():
+            assert r["ok"] and r["aligned"], (name, r)
+            assert r["file"] in {str(BYOC / artifact), *entries}, (name, r)
+            assert r["anonymous_kb"] == 0, (name, r)

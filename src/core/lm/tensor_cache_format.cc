@@ -20,6 +20,7 @@
 #include "../ffi_names.h"
 #include "../tensor_ops.h"
 #include "tensor_cache_shard_file.h"
+#include "tensor_cache_shard_map.h"
 
 namespace tvm_runtime {
 namespace core {
@@ -105,13 +106,6 @@ bool IsStorableDType(DLDataType t) {
 }
 
 int64_t ElementBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
-
-// 0.27's writer marks every record of a bf16 dump "f32-to-bf16", but only float32 ones are
-// actually narrowed; the others are raw bytes.
-bool IsNarrowed(const TensorCacheRecord& rec) {
-  return rec.format == "f32-to-bf16" && rec.dtype.code == kDLFloat && rec.dtype.bits == 32 &&
-         rec.dtype.lanes == 1;
-}
 
 TensorCacheRecord ParseRecord(const JsonObject& obj, const std::string& where) {
   TensorCacheRecord rec;
@@ -248,6 +242,11 @@ ffi::Tensor LoadRecord(const TensorCacheRecord& rec, const ShardFile& file, DLDe
 
 }  // namespace
 
+bool IsNarrowed(const TensorCacheRecord& rec) {
+  return rec.format == "f32-to-bf16" && rec.dtype.code == kDLFloat && rec.dtype.bits == 32 &&
+         rec.dtype.lanes == 1;
+}
+
 std::vector<TensorCacheShard> ReadTensorCacheIndex(const std::string& dir_or_json,
                                                    std::string* shard_dir) {
   std::string index_path;
@@ -297,11 +296,13 @@ std::vector<ffi::Tensor> LoadTensorCacheShard(const std::string& shard_dir,
               std::to_string(file.size()) + " bytes, tensor-cache.json says " +
               std::to_string(shard.nbytes));
   }
-  std::vector<ffi::Tensor> tensors;
-  tensors.reserve(shard.records.size());
+  // On the CPU, what can be shared with other processes is (tensor_cache_shard_map.h).
+  std::vector<ffi::Tensor> tensors = device.device_type == kDLCPU
+                                         ? MapTensorCacheShard(file, shard)
+                                         : std::vector<ffi::Tensor>(shard.records.size());
   std::vector<char> staging;
-  for (const TensorCacheRecord& rec : shard.records) {
-    tensors.push_back(LoadRecord(rec, file, device, &staging));
+  for (size_t i = 0; i < shard.records.size(); ++i) {
+    if (!tensors[i].defined()) tensors[i] = LoadRecord(shard.records[i], file, device, &staging);
   }
   return tensors;
 }

@@ -42,13 +42,19 @@ struct TensorCacheShard {
   std::vector<TensorCacheRecord> records;
 };
 
+/* Whether the record is stored narrowed to bfloat16 and widened to float32 on load (0.27's
+ * writer marks every record of a bf16 dump "f32-to-bf16", but only float32 ones are narrowed;
+ * the others are raw bytes). */
+bool IsNarrowed(const TensorCacheRecord& rec);
+
 /* Reads and validates `<dir>/tensor-cache.json` (or `dir` itself when it names a .json file, e.g.
  * the writer's tensor-cache-b16.json). Throws ValueError saying what is wrong with which
  * record. */
 std::vector<TensorCacheShard> ReadTensorCacheIndex(const std::string& dir_or_json,
                                                    std::string* shard_dir);
 
-/* Reads one shard file and returns its records as new tensors on `device`, in record order.
+/* Reads one shard file and returns its records as tensors on `device`, in record order (on the
+ * CPU, mapped from the file where they can be: tensor_cache_shard_map.h).
  * A missing, truncated or oversized shard, or a record that does not fit it, is a ValueError
  * naming the shard and telling the user to fetch the cache again. */
 std::vector<::tvm::ffi::Tensor> LoadTensorCacheShard(const std::string& shard_dir,

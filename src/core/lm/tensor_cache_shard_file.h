@@ -1,7 +1,8 @@
 /*
- * A tensor cache shard opened for reading records straight into their destination: a CPU tensor
- * receives its bytes with one pread (no whole-shard buffer, no extra copy), which is what makes
- * loading a multi-GB model cheap.
+ * A tensor cache shard opened for reading records straight into their destination: a record
+ * that needs its own CPU memory (widened, or misaligned without the weight store) receives its
+ * bytes with one pread (no whole-shard buffer, no extra copy); the others are mapped from this
+ * descriptor (tensor_cache_shard_map.h).
  */
 #ifndef TVM_RUNTIME_CORE_LM_TENSOR_CACHE_SHARD_FILE_H_
 #define TVM_RUNTIME_CORE_LM_TENSOR_CACHE_SHARD_FILE_H_
@@ -39,6 +40,8 @@ class ShardFile {
   ShardFile& operator=(const ShardFile&) = delete;
 
   int64_t size() const { return size_; }
+  /* The open descriptor (to map the file: tensor_cache_shard_map.h). */
+  int fd() const { return fd_; }
 
   /* Exactly `nbytes` bytes at `offset` into `dst`. */
   void ReadAt(void* dst, int64_t nbytes, int64_t offset) const {
