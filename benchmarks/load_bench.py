@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -58,6 +57,7 @@ from _harness import (
     run_header,
 )
 from _stats import median, ratio, summarize
+from _together import PRELUDE, run_together
 from core_bench import machine_info, probe_venv
 
 GROWTH_LIMIT = 1.1  # x weight bytes, after load_module
@@ -72,29 +72,16 @@ LATER_LOAD_LIMIT = 2.0  # x np.fromfile: load + VM with the weight store filled
 FIRST_LOAD_LIMIT = 3.0  # x np.fromfile: load + VM writing the weight store
 SHARED_TARGET_N = 4
 
-# What every child starts with: the model's input and its memory counters.
-_PRELUDE = """\
-import gc, json, os, sys, time
+# What every child runs after _together.PRELUDE (spec, memory(), grown(), barrier()): the model's
+# input and its check.
+_MODEL = """
 import numpy as np
 import tvm
 from tvm.runtime.vm import VirtualMachine
 
-spec = json.loads(sys.argv[1])
 data = np.load(spec["npz"])
 x = tvm.runtime.tensor(data["x"])
 now = time.perf_counter_ns
-
-def memory():
-    out = {}
-    for line in open("/proc/self/smaps_rollup"):
-        parts = line.split()
-        if len(parts) >= 3 and parts[0] in ("Rss:", "Pss:", "Anonymous:"):
-            out[parts[0][:-1].lower()] = int(parts[1]) * 1024
-    return out
-
-def grown(since):
-    now_ = memory()
-    return {k: now_[k] - since[k] for k in since}
 
 def check(y):
     y = y[0] if not hasattr(y, "numpy") else y
@@ -103,7 +90,8 @@ def check(y):
 """
 
 _CHILD = (
-    _PRELUDE
+    PRELUDE
+    + _MODEL
     + """
 
 def load():
@@ -151,14 +139,9 @@ print(json.dumps({
 
 # One of N processes loading the model at once; the barriers (files in spec["sync"]) make all N
 # start loading together and measure while all N hold the model.
-_SHARED_CHILD = (
-    _PRELUDE
+_SHARED_BODY = (
+    _MODEL
     + """
-def barrier(name):
-    open(os.path.join(spec["sync"], name + "." + str(spec["index"])), "w").close()
-    while sum(f.startswith(name + ".") for f in os.listdir(spec["sync"])) < spec["n"]:
-        time.sleep(0.002)
-
 gc.collect()
 barrier("ready")
 base = memory()
@@ -243,29 +226,6 @@ def bench_model(
     return raw
 
 
-def run_together(python: str, spec: dict[str, Any], n: int, cwd: str, env: dict) -> list[dict[str, Any]]:
-    """N children of `python` loading the model at once; each one's report."""
-    sync = tempfile.mkdtemp(prefix="sync_", dir=cwd)
-    procs = [
-        subprocess.Popen(
-            [python, "-c", _SHARED_CHILD, json.dumps({**spec, "sync": sync, "n": n, "index": i})],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(n)
-    ]
-    reports = []
-    for p in procs:
-        out, err = p.communicate()
-        if p.returncode != 0:
-            raise RuntimeError(f"shared-load child failed (rc={p.returncode}):\n{err[-4000:]}")
-        reports.append(json.loads(last_line(out)))
-    return reports
-
-
 def bench_shared(
     spec: dict[str, Any], pythons: dict[str, str], rounds: int, counts: Sequence[int], cwd: str, env: dict
 ) -> dict[str, Any]:
@@ -275,11 +235,11 @@ def bench_shared(
     for r in range(rounds):
         store = tempfile.mkdtemp(prefix="weights_", dir=cwd)  # empty: the first load writes it
         ours_env = {**env, "TVM_WEIGHT_CACHE_DIR": store}
-        raw["ours"]["first"] += run_together(pythons["ours"], spec, 1, cwd, ours_env)
+        raw["ours"]["first"] += run_together(pythons["ours"], _SHARED_BODY, spec, 1, cwd, ours_env)
         for n in counts:
             for key in pythons if r % 2 == 0 else reversed(list(pythons)):
                 child_env_ = ours_env if key == "ours" else env
-                raw[key][str(n)].append(run_together(pythons[key], spec, n, cwd, child_env_))
+                raw[key][str(n)].append(run_together(pythons[key], _SHARED_BODY, spec, n, cwd, child_env_))
     return raw
 
 
