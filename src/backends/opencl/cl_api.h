@@ -40,7 +40,6 @@ using cl_event = struct _cl_event*;
 
 // ---- constants -------------------------------------------------------------------------------
 constexpr cl_int CL_SUCCESS = 0;
-constexpr cl_int CL_PROFILING_INFO_NOT_AVAILABLE = -7;
 constexpr cl_int CL_BUILD_PROGRAM_FAILURE = -11;
 constexpr cl_int CL_PLATFORM_NOT_FOUND_KHR = -1001;
 constexpr cl_bool CL_FALSE = 0;

@@ -36,7 +36,7 @@ const ClApi& Api() { return OpenCLRuntime::Global().api(); }
 
 bool QueueHasProfiling(const ClApi& cl, cl_command_queue queue) {
   if (cl.GetEventProfilingInfo == nullptr || cl.GetCommandQueueInfo == nullptr ||
-      cl.RetainEvent == nullptr) {
+      cl.RetainEvent == nullptr || cl.WaitForEvents == nullptr) {
     return false;
   }
   cl_command_queue_properties props = 0;
@@ -51,10 +51,7 @@ bool QueueHasProfiling(const ClApi& cl, cl_command_queue queue) {
 int64_t DeviceTimeOf(const std::vector<cl_event>& events) {
   if (events.empty()) return 0;
   const ClApi& cl = Api();
-  // Without clWaitForEvents (an odd loader), reading the times of an unfinished command fails.
-  cl_int err = cl.WaitForEvents != nullptr
-                   ? cl.WaitForEvents(static_cast<cl_uint>(events.size()), events.data())
-                   : CL_SUCCESS;
+  cl_int err = cl.WaitForEvents(static_cast<cl_uint>(events.size()), events.data());
   int64_t total = 0;
   for (cl_event e : events) {
     if (err == CL_SUCCESS) {
@@ -126,7 +123,8 @@ Recordings& AllRecordings() {
   return *all;
 }
 
-/* One timer: event profiling on a queue that has it, else the host clock between two clFinish. */
+/* One timer: event profiling on a queue that has it (and a loader with the entry points it
+ * needs), else the host clock between two clFinish. */
 class OpenCLSpan {
  public:
   explicit OpenCLSpan(int32_t device_id) : device_id_(device_id) {}
