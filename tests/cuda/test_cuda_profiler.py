@@ -1,7 +1,7 @@
 """The Relax VM profiler on CUDA, against the fake driver: kernels of apache-tvm 0.27's Relax MLP
 (tests/artifacts/relax/mlp_cuda.so) are attributed to cuda:0 and timed with the backend's timer
-(runtime.timer.cuda: a pair of CUDA events around each kernel, read after the stop), and the
-device is synchronised around every kernel. On a GPU the same report must show real times."""
+(runtime.timer.cuda: a pair of CUDA events around each kernel, read after the stop), without
+synchronising the stream around every call. On a GPU the same report must show real times."""
 
 from __future__ import annotations
 
@@ -43,13 +43,16 @@ def test_kernels_timed_with_cuda_events(fake):
     lines = r["log"].splitlines()
     launches = [i for i, line in enumerate(lines) if line.startswith("launch ")]
     # One launch per kernel call, each between the two events of its own timer; every call on
-    # the GPU (kernels, and builtins on its tensors) timed by one event pair; the device waited
-    # on after every one of them.
+    # the GPU (kernels, and builtins on its tensors) timed by one event pair.
     assert len(launches) == len(kernels), r["log"]
     for i in launches:
         assert lines[i - 1].startswith("event_record") and lines[i + 1].startswith("event_record"), lines
     assert len(parse_log(r["log"], "event_record")) == 2 * len(on_gpu), r["log"]
-    assert len(parse_log(r["log"], "stream_sync")) >= len(on_gpu), r["log"]
+    # With a timer the profiler waits for each call's stop event, not for the whole stream: no
+    # stream_sync between the first timed call and the last (the run's own syncs are outside).
+    records = [i for i, line in enumerate(lines) if line.startswith("event_record")]
+    syncs = [i for i, line in enumerate(lines) if line.startswith("stream_sync")]
+    assert not [i for i in syncs if records[0] < i < records[-1]], r["log"]
     # Kernel times are the timer's (the fake's event clock), not the host's.
     assert all(c[3] > 0 and c[3] != c[4] for c in kernels), kernels
     assert r["kernel_us"] == sum(c[3] for c in kernels)

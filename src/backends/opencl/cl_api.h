@@ -26,6 +26,8 @@ using cl_device_info = cl_uint;
 using cl_program_build_info = cl_uint;
 using cl_program_info = cl_uint;
 using cl_context_properties = intptr_t;
+using cl_command_queue_info = cl_uint;
+using cl_profiling_info = cl_uint;
 
 using cl_platform_id = struct _cl_platform_id*;
 using cl_device_id = struct _cl_device_id*;
@@ -73,6 +75,10 @@ constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165;
 constexpr cl_program_info CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
+constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;
+constexpr cl_command_queue_info CL_QUEUE_PROPERTIES = 0x1093;
+constexpr cl_profiling_info CL_PROFILING_COMMAND_START = 0x1282;
+constexpr cl_profiling_info CL_PROFILING_COMMAND_END = 0x1283;
 
 // ---- entry points ----------------------------------------------------------------------------
 // One member per symbol resolved from the ICD loader; names match the C API with the "cl"
@@ -109,6 +115,10 @@ struct ClApi {
   cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*,
                                  const size_t*, cl_uint, const cl_event*, cl_event*);
   cl_int (*ReleaseEvent)(cl_event);
+  // runtime.timer.opencl (OpenCL 1.0, optional here: without them the timer times on the host).
+  cl_int (*RetainEvent)(cl_event);
+  cl_int (*GetEventProfilingInfo)(cl_event, cl_profiling_info, size_t, void*, size_t*);
+  cl_int (*GetCommandQueueInfo)(cl_command_queue, cl_command_queue_info, size_t, void*, size_t*);
   // OpenCL 1.2: used to order one queue after another; null on 1.1-only loaders.
   cl_int (*EnqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event*, cl_event*);
   cl_int (*EnqueueBarrierWithWaitList)(cl_command_queue, cl_uint, const cl_event*, cl_event*);

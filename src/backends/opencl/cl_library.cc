@@ -31,6 +31,9 @@ void ResolveAll(SymbolResolver& r, ClApi* api) {
   r.Required({"clSetKernelArg"}, &api->SetKernelArg);
   r.Required({"clEnqueueNDRangeKernel"}, &api->EnqueueNDRangeKernel);
   r.Required({"clReleaseEvent"}, &api->ReleaseEvent);
+  r.Optional({"clRetainEvent"}, &api->RetainEvent);
+  r.Optional({"clGetEventProfilingInfo"}, &api->GetEventProfilingInfo);
+  r.Optional({"clGetCommandQueueInfo"}, &api->GetCommandQueueInfo);
   r.Optional({"clEnqueueMarkerWithWaitList"}, &api->EnqueueMarkerWithWaitList);
   r.Optional({"clEnqueueBarrierWithWaitList"}, &api->EnqueueBarrierWithWaitList);
   r.Optional({"clCreateProgramWithBinary"}, &api->CreateProgramWithBinary);

@@ -12,6 +12,7 @@
 #include "cl_error.h"
 #include "opencl_buffer.h"
 #include "opencl_runtime.h"
+#include "opencl_timer.h"
 
 namespace tvm_runtime {
 namespace opencl {
@@ -32,6 +33,15 @@ cl_command_queue QueueOrDefault(const ClDevice& d, void* stream) {
 // launched on it (OpenCL queues, unlike CUDA's legacy default stream, do not order each other).
 cl_command_queue QueueOrCurrent(int32_t device_id, const ClDevice& d, void* stream) {
   return stream != nullptr ? static_cast<cl_command_queue>(stream) : CurrentQueue(device_id, d);
+}
+
+/* Enqueues one command through `enqueue(queue, event)`, checked, and hands its event to the
+ * timers recording the queue (opencl_timer.h). */
+template <typename Enqueue>
+void EnqueueTimed(cl_command_queue queue, const char* what, Enqueue&& enqueue) {
+  CommandEvent event(queue);
+  CheckCl(enqueue(queue, event.slot()), what);
+  event.Done();
 }
 
 void CheckRange(const BufferDescriptor* buf, uint64_t offset, uint64_t nbytes, const char* side) {
@@ -149,30 +159,35 @@ void OpenCLDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
       const ClDevice& dd = rt.Device(dev_to.device_id);
       cl_command_queue queue = QueueOrCurrent(dev_from.device_id, ds, stream);
       if (ds.context == dd.context) {
-        CheckCl(cl.EnqueueCopyBuffer(queue, src->buffer, dst->buffer, from_offset, to_offset,
-                                     nbytes, 0, nullptr, nullptr),
-                "clEnqueueCopyBuffer");
+        EnqueueTimed(queue, "clEnqueueCopyBuffer", [&](cl_command_queue q, cl_event* ev) {
+          return cl.EnqueueCopyBuffer(q, src->buffer, dst->buffer, from_offset, to_offset, nbytes,
+                                      0, nullptr, ev);
+        });
         return;
       }
       // Devices of different platforms share no context: stage through host memory.
       std::vector<char> staging(nbytes);
-      CheckCl(cl.EnqueueReadBuffer(queue, src->buffer, CL_TRUE, from_offset, nbytes, staging.data(),
-                                   0, nullptr, nullptr),
-              "clEnqueueReadBuffer");
-      CheckCl(
-          cl.EnqueueWriteBuffer(QueueOrCurrent(dev_to.device_id, dd, nullptr), dst->buffer, CL_TRUE,
-                                to_offset, nbytes, staging.data(), 0, nullptr, nullptr),
-          "clEnqueueWriteBuffer");
+      EnqueueTimed(queue, "clEnqueueReadBuffer", [&](cl_command_queue q, cl_event* ev) {
+        return cl.EnqueueReadBuffer(q, src->buffer, CL_TRUE, from_offset, nbytes, staging.data(), 0,
+                                    nullptr, ev);
+      });
+      EnqueueTimed(QueueOrCurrent(dev_to.device_id, dd, nullptr), "clEnqueueWriteBuffer",
+                   [&](cl_command_queue q, cl_event* ev) {
+                     return cl.EnqueueWriteBuffer(q, dst->buffer, CL_TRUE, to_offset, nbytes,
+                                                  staging.data(), 0, nullptr, ev);
+                   });
       return;
     }
     case backend::CopyDirection::kDeviceToHost: {
       const BufferDescriptor* src = AsBuffer(from);
       CheckRange(src, from_offset, nbytes, "source");
       const ClDevice& ds = rt.Device(dev_from.device_id);
-      CheckCl(cl.EnqueueReadBuffer(QueueOrCurrent(dev_from.device_id, ds, stream), src->buffer,
-                                   CL_TRUE, from_offset, nbytes, static_cast<char*>(to) + to_offset,
-                                   0, nullptr, nullptr),
-              "clEnqueueReadBuffer");
+      EnqueueTimed(QueueOrCurrent(dev_from.device_id, ds, stream), "clEnqueueReadBuffer",
+                   [&](cl_command_queue q, cl_event* ev) {
+                     return cl.EnqueueReadBuffer(q, src->buffer, CL_TRUE, from_offset, nbytes,
+                                                 static_cast<char*>(to) + to_offset, 0, nullptr,
+                                                 ev);
+                   });
       return;
     }
     case backend::CopyDirection::kHostToDevice: {
@@ -180,10 +195,12 @@ void OpenCLDeviceAPI::CopyData(const void* from, uint64_t from_offset, void* to,
       CheckRange(dst, to_offset, nbytes, "destination");
       const ClDevice& dd = rt.Device(dev_to.device_id);
       // Blocking, so the caller may reuse or free the host memory as soon as this returns.
-      CheckCl(cl.EnqueueWriteBuffer(
-                  QueueOrCurrent(dev_to.device_id, dd, stream), dst->buffer, CL_TRUE, to_offset,
-                  nbytes, static_cast<const char*>(from) + from_offset, 0, nullptr, nullptr),
-              "clEnqueueWriteBuffer");
+      EnqueueTimed(QueueOrCurrent(dev_to.device_id, dd, stream), "clEnqueueWriteBuffer",
+                   [&](cl_command_queue q, cl_event* ev) {
+                     return cl.EnqueueWriteBuffer(q, dst->buffer, CL_TRUE, to_offset, nbytes,
+                                                  static_cast<const char*>(from) + from_offset, 0,
+                                                  nullptr, ev);
+                   });
       return;
     }
   }
@@ -208,7 +225,7 @@ void* OpenCLDeviceAPI::StreamCreate(int32_t device_id) {
   OpenCLRuntime& rt = Runtime();
   const ClDevice& d = rt.Device(device_id);
   cl_int err = CL_SUCCESS;
-  cl_command_queue q = rt.api().CreateCommandQueue(d.context, d.id, 0, &err);
+  cl_command_queue q = rt.api().CreateCommandQueue(d.context, d.id, kQueueProperties, &err);
   CheckCl(err, "clCreateCommandQueue");
   return q;
 }

@@ -6,6 +6,7 @@
 
 #include "cl_error.h"
 #include "opencl_program_cache.h"
+#include "opencl_timer.h"
 
 namespace tvm_runtime {
 namespace opencl {
@@ -175,22 +176,21 @@ void OpenCLLauncher::operator()(const TVMFFIAny* args, int32_t num_args) const {
     cl_int err = cl.SetKernelArg(built->kernel, static_cast<cl_uint>(i), arg_sizes_[i], value);
     if (err != CL_SUCCESS) ThrowLaunchError(err, "clSetKernelArg", device, global, local, 0);
   }
-  cl_event launched = nullptr;
-  cl_int err =
-      cl.EnqueueNDRangeKernel(queue, built->kernel, static_cast<cl_uint>(work_dim), nullptr, global,
-                              local, 0, nullptr, built->store_after_launch ? &launched : nullptr);
+  CommandEvent launched(queue);
+  cl_int err = cl.EnqueueNDRangeKernel(queue, built->kernel, static_cast<cl_uint>(work_dim),
+                                       nullptr, global, local, 0, nullptr, launched.slot());
   if (err != CL_SUCCESS) {
     ThrowLaunchError(err, "clEnqueueNDRangeKernel", device, global, local, work_dim);
   }
-  if (launched != nullptr) StoreAfterFirstLaunch(built, launched);
+  launched.Done();
+  if (built->store_after_launch) StoreAfterFirstLaunch(built, queue);
 }
 
-void OpenCLLauncher::StoreAfterFirstLaunch(BuiltKernel* built, cl_event launched) const {
+void OpenCLLauncher::StoreAfterFirstLaunch(BuiltKernel* built, cl_command_queue queue) const {
   // Once per kernel and process, and only after a compile from source, which took far longer
-  // than this wait.
+  // than this wait for the queue.
   const ClApi& cl = *built->cl;
-  bool finished = cl.WaitForEvents(1, &launched) == CL_SUCCESS;
-  cl.ReleaseEvent(launched);
+  bool finished = cl.Finish(queue) == CL_SUCCESS;
   std::unique_ptr<backend::CacheKey> key = std::move(built->store_after_launch);
   if (!finished) return;
   std::string binary = ProgramBinary(cl, built->program);

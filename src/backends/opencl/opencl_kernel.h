@@ -78,7 +78,7 @@ class OpenCLLauncher {
 
  private:
   /* Waits for the first launch of a program built from source, then caches its binary. */
-  void StoreAfterFirstLaunch(BuiltKernel* built, cl_event launched) const;
+  void StoreAfterFirstLaunch(BuiltKernel* built, cl_command_queue queue) const;
   [[noreturn]] void ThrowLaunchError(cl_int err, const char* what, const ClDevice& device,
                                      const size_t* global, const size_t* local,
                                      size_t work_dim) const;

@@ -135,7 +135,7 @@ std::string OpenCLRuntime::Discover(DeviceList* out) {
     for (cl_device_id id : ids) {
       auto d = std::make_unique<ClDevice>(Describe(cl, p, id, pname));
       d->context = ctx;
-      d->queue = cl.CreateCommandQueue(ctx, id, 0, &err);
+      d->queue = cl.CreateCommandQueue(ctx, id, kQueueProperties, &err);
       if (err != CL_SUCCESS || d->queue == nullptr) {
         notes += "\n  device '" + d->name + "': clCreateCommandQueue failed (" +
                  ClErrorString(err) + ")";

@@ -21,6 +21,10 @@ namespace opencl {
 
 constexpr int32_t kDeviceTypeOpenCL = 4;  // kDLOpenCL
 
+// Every queue this backend makes (the default ones, StreamCreate) records per-command device
+// times, which runtime.timer.opencl reads (opencl_timer.h says what it costs).
+constexpr cl_command_queue_properties kQueueProperties = CL_QUEUE_PROFILING_ENABLE;
+
 struct ClDevice {
   cl_platform_id platform = nullptr;
   cl_device_id id = nullptr;

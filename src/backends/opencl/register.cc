@@ -14,6 +14,7 @@
 #include "opencl_module.h"
 #include "opencl_program_cache.h"
 #include "opencl_runtime.h"
+#include "opencl_timer.h"
 
 namespace tvm_runtime {
 namespace opencl {
@@ -25,6 +26,7 @@ void RegisterOpenCLBackend() {
   backend::RegisterModuleLoader(
       "opencl", [](const std::string& payload) { return LoadOpenCLModule(payload); });
   backend::RegisterCacheInfo("opencl", [] { return ProgramCache(); });
+  RegisterOpenCLTimer();
 }
 
 }  // namespace opencl

@@ -6,11 +6,13 @@
  *
  * Each call becomes one event: what ran (a kernel of the artifact, an allocation, a copy, another
  * builtin, or a nested VM function), on which device, its host time and its device time.  A call
- * whose tensors live on an accelerator is timed to completion: the device is synchronised before
- * it (so earlier queued work is not charged to it) and after it.  Where the backend registers
- * `runtime.timer.<device>` (CUDA, ROCm, Metal events) the device time is the timer's; elsewhere
- * (OpenCL, Vulkan, CPU) it is the synchronised host time.  Profiling therefore serialises the
- * device: the events say where time goes, the profiled run's total is not the unprofiled speed.
+ * whose tensors live on an accelerator is timed to completion.  Where the backend registers
+ * `runtime.timer.<device>` (CUDA, ROCm events, OpenCL event profiling, Metal) the device time is
+ * the timer's, which counts only the work enqueued between its start and stop, and reading it
+ * waits for that work; elsewhere (Vulkan) the device is synchronised before the call (so earlier
+ * queued work is not charged to it) and after it, and the device time is that host time.
+ * Profiling therefore serialises the device: the events say where time goes, the profiled run's
+ * total is not the unprofiled speed.
  */
 #ifndef TVM_RUNTIME_CORE_VM_CALL_PROFILER_H_
 #define TVM_RUNTIME_CORE_VM_CALL_PROFILER_H_
@@ -52,9 +54,9 @@ class CallProfiler {
     e.depth = depth_;
     // Nested VM functions contain their own events: time them on the host only.
     bool timed_on_device = category != kVMFunction && e.device.device_type != kDLCPU;
-    if (timed_on_device) Synchronize(e.device);
     ::tvm::ffi::Optional<::tvm::ffi::Function> timer;
     if (timed_on_device) timer = TimerFor(e.device);
+    if (timed_on_device && !timer.has_value()) Synchronize(e.device);
     e.start_ns = Now();
     if (timer.has_value()) (*timer)("start");
     ++depth_;

@@ -26,6 +26,7 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
 #include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/gpu/device_timer.h>
 
 #include <cstdint>
 #include <memory>
@@ -45,7 +46,9 @@ inline void* StreamFromAny(int32_t device_type, int32_t device_id,
 
 namespace detail {
 
-/* The start/stop pair of one device timer, destroyed with the last copy of the timer. */
+/* The start/stop pair of one device timer, destroyed with the last copy of the timer: the
+ * time evaluator's rounds measured on the GPU between two events on the device's current
+ * stream, so the host's launch overhead between kernels is not counted. */
 template <typename Ops>
 struct TimerEvents {
   int32_t device_id = 0;
@@ -59,29 +62,23 @@ struct TimerEvents {
     } catch (...) {  // NOLINT(bugprone-empty-catch)
     }
   }
+  void Start() { Record(start); }
+  void Stop() { Record(stop); }
+  int64_t ElapsedNs() { return static_cast<int64_t>(Ops::ElapsedMs(start, stop) * 1e6); }
+
+ private:
+  void Record(int64_t event) {
+    Ops::Record(event, device_id, TVMFFIEnvGetStream(Ops::kDeviceType, device_id));
+  }
 };
 
-/* The time evaluator's rounds measured on the GPU between two events on the device's current
- * stream, so the host's launch overhead between kernels is not counted. */
 template <typename Ops>
 ::tvm::ffi::Function MakeEventTimer(DLDevice dev) {
   auto events = std::make_shared<TimerEvents<Ops>>();
   events->device_id = dev.device_id;
   events->start = Ops::Create(dev.device_id, /*timing=*/true);
   events->stop = Ops::Create(dev.device_id, /*timing=*/true);
-  return ::tvm::ffi::Function::FromTyped([events](const ::tvm::ffi::String& action) -> int64_t {
-    if (action == "start" || action == "stop") {
-      int64_t event = action == "start" ? events->start : events->stop;
-      Ops::Record(event, events->device_id,
-                  TVMFFIEnvGetStream(Ops::kDeviceType, events->device_id));
-      return 0;
-    }
-    if (action == "elapsed_ns") {
-      return static_cast<int64_t>(Ops::ElapsedMs(events->start, events->stop) * 1e6);
-    }
-    ThrowError("ValueError", std::string("runtime.timer.") + Ops::kName + ": unknown action '" +
-                                 std::string(action) + "' (start, stop, elapsed_ns)");
-  });
+  return MakeDeviceTimer(Ops::kName, events);
 }
 
 }  // namespace detail

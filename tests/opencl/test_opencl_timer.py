@@ -1,0 +1,167 @@
+"""runtime.timer.opencl (src/backends/opencl/opencl_timer.*) on PoCL with apache-tvm 0.27's OpenCL
+kernels: the device time of the commands enqueued between the timer's start and stop, from OpenCL
+event profiling, which the time evaluator and the VM profiler use instead of clFinish around
+every call.
+
+What distinguishes device time from the host time the backend reported before: it is positive for
+real work, never more than the host time around it, zero when nothing was enqueued, and it leaves
+out the host's gaps between commands (a sleep between two launches is not counted).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from ocl_support import opencl_device
+
+import tvm
+from conftest import ARTIFACTS, case
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return opencl_device(tvm)
+
+
+@pytest.fixture(scope="module")
+def matmul(dev):
+    """The matmul artifact's function, bound to its inputs, and a check of its output."""
+    c = case("opencl", "matmul")
+    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
+    data = np.load(ARTIFACTS / c["calls"][0]["npz"])
+    a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
+    out = tvm.runtime.empty((64, 48), "float32", dev)
+    f = mod["matmul"]
+    f(a, b, out)  # builds the program (or loads it from the cache) outside every timing
+    dev.sync()
+
+    def run():
+        f(a, b, out)
+
+    def check():
+        np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-4, atol=1e-4)
+
+    return run, check
+
+
+def _timer(dev):
+    return tvm.get_global_func("runtime.timer.opencl")(dev)
+
+
+def _timed(dev, work) -> tuple[int, int]:
+    """(the timer's elapsed_ns, the host's ns from before start to after elapsed_ns) of work()."""
+    timer = _timer(dev)
+    t0 = time.perf_counter_ns()
+    timer("start")
+    work()
+    timer("stop")
+    elapsed = timer("elapsed_ns")
+    return elapsed, time.perf_counter_ns() - t0
+
+
+def test_registered_by_the_backend():
+    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
+
+
+def test_kernel_device_time_is_positive_and_within_the_wall_time(dev, matmul):
+    run, check = matmul
+    for launches in (1, 20):
+        elapsed, wall = _timed(dev, lambda n=launches: [run() for _ in range(n)])
+        assert 0 < elapsed <= wall, (launches, elapsed, wall)
+    check()
+
+
+def test_host_gaps_between_launches_are_not_device_time(dev, matmul):
+    run, check = matmul
+
+    def two_launches_apart():
+        run()
+        time.sleep(0.05)
+        run()
+
+    elapsed, wall = _timed(dev, two_launches_apart)
+    # Host-synchronised timing would count the 50 ms sleep; the device ran two small kernels.
+    assert wall >= 50_000_000
+    assert 0 < elapsed < 25_000_000, elapsed
+    check()
+
+
+def test_nothing_enqueued_is_zero(dev, matmul):
+    run, _ = matmul
+    run()  # queued before start: not the timer's
+    elapsed, _ = _timed(dev, lambda: None)
+    assert elapsed == 0
+    dev.sync()
+
+
+def test_copies_are_device_time(dev):
+    x = np.random.default_rng(0).standard_normal(1 << 20).astype("float32")  # 4 MiB
+    t = tvm.runtime.empty(x.shape, "float32", dev)
+    elapsed, wall = _timed(dev, lambda: t.copyfrom(x))
+    assert 0 < elapsed <= wall, (elapsed, wall)
+    np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_thousands_of_launches_in_one_span(dev, matmul):
+    # More launches than a timer keeps events for (4096): the older ones are folded into its sum
+    # along the way, and the total still covers every launch.
+    run, check = matmul
+    single, _ = _timed(dev, run)
+    elapsed, wall = _timed(dev, lambda: [run() for _ in range(5000)])
+    assert 0 < elapsed <= wall, (elapsed, wall)
+    assert elapsed > single, (elapsed, single)
+    check()
+
+
+def test_timer_is_reusable_and_elapsed_is_stable(dev, matmul):
+    run, _ = matmul
+    timer = _timer(dev)
+    for _ in range(3):
+        timer("start")
+        run()
+        timer("stop")
+        first = timer("elapsed_ns")
+        assert first > 0 and timer("elapsed_ns") == first
+
+
+def test_bad_use_says_what_is_wrong(dev):
+    timer = _timer(dev)
+    with pytest.raises(ValueError, match="unknown action 'go'.*start, stop, elapsed_ns"):
+        timer("go")
+    with pytest.raises(Exception, match="OpenCL"):
+        tvm.get_global_func("runtime.timer.opencl")(tvm.cpu(0))
+
+
+def test_time_evaluator_reports_device_time(dev, matmul):
+    run, check = matmul
+    c = case("opencl", "matmul")
+    mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
+    data = np.load(ARTIFACTS / c["calls"][0]["npz"])
+    a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
+    out = tvm.runtime.empty((64, 48), "float32", dev)
+    evaluator = mod.time_evaluator("matmul", dev, number=10, repeat=3)
+    t0 = time.perf_counter()
+    res = evaluator(a, b, out)
+    wall_per_call = (time.perf_counter() - t0) / (1 + 10 * 3)  # the warm-up call, then 3 x 10
+    assert len(res.results) == 3
+    assert all(0 < r <= wall_per_call for r in res.results), (res.results, wall_per_call)
+    np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-4, atol=1e-4)
+
+
+def test_vm_profiler_reports_the_timer_device_time(dev):
+    c = case("opencl", "convnet")
+    vm = tvm.runtime.vm.VirtualMachine(tvm.runtime.load_module(str(ARTIFACTS / c["file"])), dev)
+    call = c["calls"][0]
+    data = np.load(ARTIFACTS / call["npz"])
+    args = [tvm.runtime.tensor(data[a["key"]], dev) for a in call["args"]]
+    report = vm.profile("main", *args)
+    kernels = [k for k in report.calls if k.category == "kernel" and k.device == str(dev)]
+    assert kernels, report.calls
+    # Host time covers the launch and the wait; the device time is the kernel's alone.
+    for k in kernels:
+        assert 0 < k.device_us < k.duration_us, k
+    assert report.kernel_us == pytest.approx(sum(k.device_us for k in kernels))
+    out = vm["main"](*args)
+    np.testing.assert_allclose(out.numpy(), data[call["outputs"][0]], rtol=c["rtol"], atol=c["atol"])
