@@ -115,6 +115,9 @@ def device_benches() -> list[Bench]:
     return rows
 
 
+TORCHVISION_MODELS = ("resnet10", "resnet18", "resnet50")
+
+
 def benches() -> list[Bench]:
     """Every row, in the order a full `nox -s bench` runs them (load makes the torchvision models
     that profile then measures too)."""
@@ -129,13 +132,32 @@ def benches() -> list[Bench]:
         # Fresh processes per first call, cold and warm kernel caches, on PoCL and lavapipe.
         Bench("firstcall", "firstcall_bench.py", runs_in="ours-all"),
         Bench("vm", "vm_bench.py", OURS_VS_APACHE),
-        # Real torchvision models (random weights) compiled by apache-tvm 0.27, cached in results/models.
+        # Real torchvision models (random weights) compiled by apache-tvm 0.27, cached in results/models:
+        # the three ResNets (22-103 MB). mobilenet_v3_small and vit_b_16 (347 MB: about an hour of
+        # reload cycles and N-process runs on 2 CPUs) are made and measured by hand (--models).
         Bench(
             "load",
             "load_bench.py",
             OURS_VS_APACHE,
-            args=("--models-dir", "{results}/models"),
-            before=(Step("models", "make_torchvision_models.py", ("--out", "{results}/models")),),
+            args=(
+                "--models-dir",
+                "{results}/models",
+                "--models",
+                *TORCHVISION_MODELS,
+                "--rounds",
+                "2",
+                "--rss-cycles",
+                "100",
+                "--min-rss-cycles",
+                "10",
+            ),
+            before=(
+                Step(
+                    "models",
+                    "make_torchvision_models.py",
+                    ("--out", "{results}/models", "--models", *TORCHVISION_MODELS),
+                ),
+            ),
         ),
         # Runtime overhead (wall - kernel time) per model with the VM profiler; the torchvision
         # models join when `load` made them.
