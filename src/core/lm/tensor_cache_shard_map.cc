@@ -1,9 +1,5 @@
 #include "tensor_cache_shard_map.h"
 
-#include <tvm/ffi/container/shape.h>
-#include <tvm/ffi/dtype.h>
-#include <tvm_runtime/c_api.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -13,31 +9,13 @@
 
 #include "../ffi_names.h"
 #include "../mapped_file.h"
-#include "../vm/constant_store.h"
+#include "../vm/constant_pool.h"
 #include "../vm/payload.h"
 
 namespace tvm_runtime {
 namespace core {
 namespace lm {
 namespace {
-
-constexpr uint64_t kAlignment = TVM_RUNTIME_ALLOC_ALIGNMENT;
-
-/* NDAlloc of a CPU tensor over bytes that `keep` (the shard's mapping or the stored image)
- * holds; the tensor owns a reference, so the bytes outlive the cache entry. */
-struct SharedBytes {
-  std::shared_ptr<const void> keep;
-  char* bytes;
-  void AllocData(DLTensor* t) { t->data = bytes; }
-  void FreeData(DLTensor*) {}
-};
-
-ffi::Tensor SharedTensor(std::shared_ptr<const void> keep, char* bytes,
-                         const TensorCacheRecord& rec) {
-  return ffi::Tensor::FromNDAlloc(SharedBytes{std::move(keep), bytes},
-                                  ffi::ShapeView(rec.shape.data(), rec.shape.size()), rec.dtype,
-                                  DLDevice{kDLCPU, 0});
-}
 
 bool MappingEnabled() {
   const char* v = std::getenv("TVM_TENSOR_CACHE_MMAP");
@@ -59,33 +37,21 @@ std::vector<ffi::Tensor> MapTensorCacheShard(const ShardFile& file, const Tensor
   // read privately, where every read is checked.
   if (!mapping->ok() || mapping->size() != static_cast<size_t>(shard.nbytes)) return out;
 
-  std::vector<vm::RealignedSlot> slots;
-  std::vector<size_t> slot_record;
-  uint64_t image_bytes = 0;
+  // The VM's constant pool makes the choice per record, as for a model's embedded weights:
+  // aliasing the mapping (64-byte aligned), the weight store's image of all misaligned ones, or
+  // a private copy when the store is off; its tensors keep what they point into alive.
+  auto payload =
+      std::make_shared<const vm::MappedPayload>(mapping, mapping->data(), mapping->size());
+  vm::ConstantPool pool(payload);
+  std::vector<size_t> pooled;
   for (size_t i = 0; i < shard.records.size(); ++i) {
     const TensorCacheRecord& rec = shard.records[i];
     if (!UsableAsIs(rec)) continue;
-    char* bytes = mapping->data() + rec.byte_offset;
-    if (rec.byte_offset % kAlignment == 0) {
-      out[i] = SharedTensor(mapping, bytes, rec);
-      continue;
-    }
-    std::string layout = std::string(ffi::DLDataTypeToString(rec.dtype)) + "[";
-    for (size_t d = 0; d < rec.shape.size(); ++d) {
-      layout += (d ? ", " : "") + std::to_string(rec.shape[d]);
-    }
-    slots.push_back({bytes, static_cast<uint64_t>(rec.nbytes), image_bytes, layout + "]"});
-    slot_record.push_back(i);
-    image_bytes += (static_cast<uint64_t>(rec.nbytes) + kAlignment - 1) / kAlignment * kAlignment;
+    pool.AddTensor(rec.dtype, rec.shape, mapping->data() + rec.byte_offset,
+                   static_cast<uint64_t>(rec.nbytes));
+    pooled.push_back(i);
   }
-  if (slots.empty()) return out;
-  vm::MappedPayload payload(mapping, mapping->data(), mapping->size());
-  std::shared_ptr<const vm::StoredImage> image = vm::MapRealignedImage(payload, slots, image_bytes);
-  if (image == nullptr) return out;  // no store: the caller copies them
-  for (size_t s = 0; s < slots.size(); ++s) {
-    out[slot_record[s]] =
-        SharedTensor(image, image->at(slots[s].offset), shard.records[slot_record[s]]);
-  }
+  for (size_t k = 0; k < pooled.size(); ++k) out[pooled[k]] = pool.Host(k);
   return out;
 }
 

@@ -8,7 +8,8 @@
  *    are faulted in, from the page cache, when a kernel first reads them.
  *  - The misaligned raw records of the shard go to the weight store (vm/constant_store.h) as one
  *    realigned image, mapped by every later load; when the store is off, the image is below its
- *    minimum size or the store cannot be used, they are left to the caller, which copies them.
+ *    minimum size or the store cannot be used, they are copied into one private arena.  Both
+ *    choices are the VM constant pool's (vm/constant_pool.h), as for a model's own weights.
  *  - "f32-to-bf16" records (widened on load) and empty ones are always left to the caller.
  *
  * Lifetime: every tensor holds the mapping (or the stored image); `tensor_cache.clear` /
@@ -37,8 +38,8 @@ namespace tvm_runtime {
 namespace core {
 namespace lm {
 
-/* The tensors of `shard` that need no private copy on the CPU, in record order; an undefined
- * tensor for each record the caller must read itself.  All undefined when mapping is off or the
+/* The raw tensors of `shard` on the CPU, in record order; an undefined tensor for each record
+ * the caller must read itself (widened, empty).  All undefined when mapping is off or the
  * shard cannot be mapped.  `file` was checked to be `shard.nbytes` long. */
 std::vector<::tvm::ffi::Tensor> MapTensorCacheShard(const ShardFile& file,
                                                     const TensorCacheShard& shard);
