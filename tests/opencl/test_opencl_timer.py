@@ -144,9 +144,11 @@ def test_time_evaluator_reports_device_time(dev, matmul):
     evaluator = mod.time_evaluator("matmul", dev, number=10, repeat=3)
     t0 = time.perf_counter()
     res = evaluator(a, b, out)
-    wall_per_call = (time.perf_counter() - t0) / (1 + 10 * 3)  # the warm-up call, then 3 x 10
+    wall = time.perf_counter() - t0  # the warm-up call, then 3 repeats of 10 calls
     assert len(res.results) == 3
-    assert all(0 < r <= wall_per_call for r in res.results), (res.results, wall_per_call)
+    # Device time never exceeds the wall time that covers it; one repeat alone may exceed the
+    # average wall per call on a loaded machine, so the bound is on all 30 timed calls together.
+    assert all(r > 0 for r in res.results) and sum(res.results) * 10 <= wall, (res.results, wall)
     np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-4, atol=1e-4)
 
 
