@@ -63,7 +63,16 @@ CHART_TOOLS = pins.group("charts")
 # and check wheels against auditwheel's manylinux policy, with the pinned build tools even when
 # the wheelhouse is reused; cibuildwheel, check-jsonschema and pyyaml validate the release
 # configuration under ci/.
-TEST_DEPS = ["pytest", "pytest-xdist", "numpy", *BUILD_TOOLS, "cibuildwheel", "check-jsonschema", "pyyaml"]
+TEST_DEPS = [
+    "pytest",
+    "pytest-xdist",
+    "pytest-timeout",
+    "numpy",
+    *BUILD_TOOLS,
+    "cibuildwheel",
+    "check-jsonschema",
+    "pyyaml",
+]
 # What each backend needs from the package index beside our wheels (NVRTC for the CUDA tests'
 # compile path without a GPU, the `wgpu` package's wgpu-native, ...), the test-only extras and
 # what CI machines provide for real (TVM_TEST_REQUIRE_*) come from the packages' declarations.
@@ -157,12 +166,19 @@ def tests(session: nox.Session) -> None:
     # waits on child processes, and tests/conftest.py keeps what shares a fixture on one worker.
     workers = os.environ.get("TVM_TEST_WORKERS", "auto")
     parallel = [] if workers == "1" else ["-n", workers, "--dist", "loadscope"]
+    # A hung test fails after this long, with every thread's stack, instead of holding CI until
+    # its time limit (the slowest test, fixture builds included, takes about 3 minutes in CI).
+    # The thread method ends the worker; tests/conftest.py's scheduler reports that test failed
+    # and runs the rest.
+    hang_limit = ["--timeout", os.environ.get("TVM_TEST_TIMEOUT", "900"), "-o", "timeout_method=thread"]
     session.run(
         "python",
         "-m",
         "pytest",
         *([] if named_paths else [str(ROOT / "tests")]),
         *parallel,
+        *hang_limit,
+        "--durations=20",
         *session.posargs,
         # PoCL, lavapipe + wgpu-native, oneDNN (installed above) and NVRTC (from pip) are here on
         # purpose: their tests must run, never skip (test-require of the declarations).

@@ -84,6 +84,16 @@ class Proc:
     def log(self) -> str:
         return self.log_path.read_text()
 
+    def logged(self, text: str, times: int = 1, timeout: float = 30.0) -> bool:
+        """Whether ``text`` shows up in the log ``times`` times within ``timeout`` seconds: each
+        session is its own process, which writes its last line after the client has moved on."""
+        deadline = time.monotonic() + timeout
+        while self.log().count(text) < times:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 

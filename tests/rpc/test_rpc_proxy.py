@@ -103,7 +103,7 @@ def test_apache_proxy_relays_our_server_and_client(apache_python, tmp_path, proc
     procs.append(server)
     with rpc.connect("127.0.0.1", proxy.port, key="ours") as sess:
         run_add_with_our_client(sess, "cpu")
-    assert "via proxy" in server.log()
+    assert server.logged("via proxy"), server.log()
 
 
 def test_our_proxy_registers_servers_with_apache_tracker(
@@ -187,7 +187,9 @@ def test_second_server_with_the_same_key_is_refused(tmp_path, procs, proxy_in_pr
         assert sess.cpu().exist
     assert "that key is taken" in caplog.text
     # (its first packet, INIT_SERVER, is read under the handshake deadline, before a session starts)
-    assert "'client:solo' via proxy failed: connection closed after 10 of 1000 bytes" in server.log()
+    assert server.logged("'client:solo' via proxy failed: connection closed after 10 of 1000 bytes"), (
+        server.log()
+    )
 
 
 def test_commands_reject_bad_options(capsys):

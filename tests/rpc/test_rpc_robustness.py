@@ -40,7 +40,7 @@ def test_oversized_length_field_ends_only_that_session(our_server):  # noqa: F81
     tail = closed_by_server(sock)
     assert b"exceeds the server limit" in tail  # told why, as an RPC exception packet
     assert_still_serving(our_server.port)
-    assert "protocol error: packet length" in our_server.log()
+    assert our_server.logged("protocol error: packet length"), our_server.log()
 
 
 def test_malformed_packets_end_only_that_session(our_server):  # noqa: F811
@@ -68,7 +68,7 @@ def test_malformed_packets_end_only_that_session(our_server):  # noqa: F811
         assert b"RPCProtocolError" in closed_by_server(sock)
         sock.close()
     assert_still_serving(our_server.port)
-    assert our_server.log().count("protocol error") >= len(bad_packets)
+    assert our_server.logged("protocol error", times=len(bad_packets)), our_server.log()
 
 
 def test_bad_handles_are_errors_not_crashes(our_server):  # noqa: F811
@@ -109,7 +109,7 @@ def test_disconnect_mid_packet_and_bad_handshakes(our_server):  # noqa: F811
     assert base.recv_i32(s) == base.RPC_CODE_MISMATCH
     s.close()
     assert_still_serving(our_server.port)
-    assert "connection closed in the middle of a packet" in our_server.log()
+    assert our_server.logged("connection closed in the middle of a packet"), our_server.log()
 
 
 def test_random_garbage_stress(our_server):  # noqa: F811
@@ -154,7 +154,7 @@ def test_client_killed_mid_call_then_next_client_served(apache_python, our_serve
     assert result["mean_s"] > 0
     # the abandoned 30 s timing run was cut short, not waited out
     assert time.monotonic() - start < 15
-    assert "client disconnected in the middle of a call" in our_server.log()
+    assert our_server.logged("client disconnected in the middle of a call"), our_server.log()
 
 
 def test_sessions_are_isolated(apache_python, our_server):  # noqa: F811

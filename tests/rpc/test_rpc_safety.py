@@ -127,7 +127,7 @@ def test_trickling_client_is_cut_at_the_handshake_deadline_and_delays_nobody(apa
     finally:
         stop.set()
         sock.close()
-    assert "deadline passed" in limited_server.log()
+    assert limited_server.logged("deadline passed"), limited_server.log()
 
 
 def test_three_stalled_handshakes_delay_nobody(apache_python, limited_server):  # noqa: F811

@@ -57,4 +57,4 @@ def test_session_timeout_ends_the_call_with_rpc_session_timeout_error(apache_pyt
     # the server is still serving after killing the timed-out session
     (after,) = run_apache_client(apache_python, our_server.port, "kernel:cpu:add")
     assert after["mean_s"] > 0
-    assert "timed out" in our_server.log()
+    assert our_server.logged("timed out"), our_server.log()
