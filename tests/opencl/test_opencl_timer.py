@@ -10,6 +10,10 @@ out the host's gaps between commands (a sleep between two launches is not counte
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -167,3 +171,48 @@ def test_vm_profiler_reports_the_timer_device_time(dev):
     assert report.kernel_us == pytest.approx(sum(k.device_us for k in kernels))
     out = vm["main"](*args)
     np.testing.assert_allclose(out.numpy(), data[call["outputs"][0]], rtol=c["rtol"], atol=c["atol"])
+
+
+HOST_TIMED = """
+import json, sys, time
+import numpy as np
+import tvm
+
+dev = tvm.opencl(0)
+f = tvm.runtime.load_module(sys.argv[1])["matmul"]
+data = np.load(sys.argv[2])
+a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
+out = tvm.runtime.empty((64, 48), "float32", dev)
+f(a, b, out)
+dev.sync()
+timer = tvm.get_global_func("runtime.timer.opencl")(dev)
+t0 = time.perf_counter_ns()
+timer("start")
+f(a, b, out)
+time.sleep(0.05)
+f(a, b, out)
+timer("stop")
+elapsed = timer("elapsed_ns")
+wall = time.perf_counter_ns() - t0
+np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-4, atol=1e-4)
+print("RESULT:" + json.dumps({"elapsed": elapsed, "wall": wall}))
+"""
+
+
+def test_queues_without_profiling_are_timed_on_the_host():
+    """TVM_OPENCL_QUEUE_PROFILING=0 makes queues without CL_QUEUE_PROFILING_ENABLE (the cheapest
+    launches): the timer falls back to the host clock between two clFinish, so a host sleep
+    between two launches is counted, and it still never exceeds the wall time around it."""
+    c = case("opencl", "matmul")
+    files = [str(ARTIFACTS / c["file"]), str(ARTIFACTS / c["calls"][0]["npz"])]
+    proc = subprocess.run(
+        [sys.executable, "-c", HOST_TIMED, *files],
+        env={**os.environ, "TVM_OPENCL_QUEUE_PROFILING": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
+    r = json.loads(line[len("RESULT:") :])
+    assert 50_000_000 <= r["elapsed"] <= r["wall"], r

@@ -225,7 +225,7 @@ void* OpenCLDeviceAPI::StreamCreate(int32_t device_id) {
   OpenCLRuntime& rt = Runtime();
   const ClDevice& d = rt.Device(device_id);
   cl_int err = CL_SUCCESS;
-  cl_command_queue q = rt.api().CreateCommandQueue(d.context, d.id, kQueueProperties, &err);
+  cl_command_queue q = rt.api().CreateCommandQueue(d.context, d.id, QueueProperties(), &err);
   CheckCl(err, "clCreateCommandQueue");
   return q;
 }

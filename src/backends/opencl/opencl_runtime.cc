@@ -95,6 +95,15 @@ std::string IcdVendorsHint() {
 
 }  // namespace
 
+cl_command_queue_properties QueueProperties() {
+  static const cl_command_queue_properties props = [] {
+    const char* v = std::getenv("TVM_OPENCL_QUEUE_PROFILING");
+    return v != nullptr && std::strcmp(v, "0") == 0 ? cl_command_queue_properties{0}
+                                                    : CL_QUEUE_PROFILING_ENABLE;
+  }();
+  return props;
+}
+
 bool ClDevice::HasExtension(const char* ext) const {
   return extensions.find(" " + std::string(ext) + " ") != std::string::npos;
 }
@@ -135,7 +144,7 @@ std::string OpenCLRuntime::Discover(DeviceList* out) {
     for (cl_device_id id : ids) {
       auto d = std::make_unique<ClDevice>(Describe(cl, p, id, pname));
       d->context = ctx;
-      d->queue = cl.CreateCommandQueue(ctx, id, kQueueProperties, &err);
+      d->queue = cl.CreateCommandQueue(ctx, id, QueueProperties(), &err);
       if (err != CL_SUCCESS || d->queue == nullptr) {
         notes += "\n  device '" + d->name + "': clCreateCommandQueue failed (" +
                  ClErrorString(err) + ")";

@@ -21,9 +21,11 @@ namespace opencl {
 
 constexpr int32_t kDeviceTypeOpenCL = 4;  // kDLOpenCL
 
-// Every queue this backend makes (the default ones, StreamCreate) records per-command device
-// times, which runtime.timer.opencl reads (opencl_timer.h says what it costs).
-constexpr cl_command_queue_properties kQueueProperties = CL_QUEUE_PROFILING_ENABLE;
+// The properties of every queue this backend makes (the default ones, StreamCreate): profiling,
+// so that runtime.timer.opencl reads per-command device times (opencl_timer.h says what it
+// costs), unless $TVM_OPENCL_QUEUE_PROFILING=0 asks for the cheapest launches; the timer then
+// falls back to the host clock between two clFinish.  Read once, at the first queue.
+cl_command_queue_properties QueueProperties();
 
 struct ClDevice {
   cl_platform_id platform = nullptr;
