@@ -167,7 +167,7 @@ def tests(session: nox.Session) -> None:
     workers = os.environ.get("TVM_TEST_WORKERS", "auto")
     parallel = [] if workers == "1" else ["-n", workers, "--dist", "loadscope"]
     # A hung test fails after this long, with every thread's stack, instead of holding CI until
-    # its time limit (the slowest test, fixture builds included, takes about 3 minutes in CI).
+    # its time limit (the slowest test, fixture setup included, takes under a minute in CI).
     # The thread method ends the worker; tests/conftest.py's scheduler reports that test failed
     # and runs the rest.
     hang_limit = ["--timeout", os.environ.get("TVM_TEST_TIMEOUT", "900"), "-o", "timeout_method=thread"]

@@ -192,3 +192,45 @@ print(json.dumps({"pending": pending, "after": F.fake_metal_pending(),
 """,
     )
     assert r["pending"] >= 1 and r["after"] == 0 and r["ok"], r
+
+
+def test_timer_waits_for_the_queued_work_and_rejects_bad_use(fakes):
+    """runtime.timer.metal times between two waits for the current stream: a kernel queued after
+    "start" is finished by "stop" (the fake runs it, 30 ms long, only when the host waits) and
+    its time is in elapsed_ns; an unknown action and a non-Metal device are clear errors."""
+    r = run_metal(
+        fakes,
+        r"""
+import time
+def slow_add(b, n, _):
+    time.sleep(0.03)
+    a, bb, c = (arr(b[i], n[i], "float32") for i in range(3))
+    c[:] = a + bb
+REFS["add_kernel"] = slow_add
+F.fake_metal_pending.restype = ctypes.c_int
+dev = tvm.metal(0)
+mod = tvm.runtime.load_module(ART + "/metal/add.so")
+a = tvm.runtime.tensor(np.arange(1024, dtype="float32"), dev)
+c = tvm.runtime.empty((1024,), "float32", dev)
+dev.sync()
+timer = tvm.get_global_func("runtime.timer.metal")(dev)
+timer("start")
+mod["add"](a, a, c)
+timer("stop")
+pending, elapsed = F.fake_metal_pending(), timer("elapsed_ns")
+errors = []
+for bad in (lambda: timer("go"), lambda: tvm.get_global_func("runtime.timer.metal")(tvm.cpu(0))):
+    try:
+        bad()
+        errors.append(None)
+    except Exception as err:
+        errors.append(f"{type(err).__name__}: {err}")
+print(json.dumps({"pending": pending, "elapsed": elapsed, "errors": errors,
+                  "ok": bool((c.numpy() == 2 * np.arange(1024, dtype="float32")).all())}))
+""",
+    )
+    assert r["pending"] == 0 and r["ok"], r
+    assert r["elapsed"] >= 30_000_000, r
+    unknown, not_metal = r["errors"]
+    assert unknown and unknown.startswith("ValueError") and "unknown action 'go'" in unknown, r
+    assert not_metal and "Metal" in not_metal, r

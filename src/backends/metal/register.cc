@@ -11,6 +11,7 @@
 #include <tvm_runtime/backend/device_api_table.h>
 #include <tvm_runtime/backend/global_function.h>
 #include <tvm_runtime/backend/gpu/device_module.h>
+#include <tvm_runtime/backend/gpu/device_timer.h>
 #include <tvm_runtime/backend/gpu/numbered_devices.h>
 
 #include <chrono>
@@ -33,31 +34,29 @@ using ::tvm::ffi::String;
  * stream, so it covers the GPU work queued between "start" and "stop" (apache-tvm samples the
  * GPU timestamp counter after the same waits; both include the idle gap before the first
  * kernel, which the time evaluator's warm-up call keeps small). */
+class MetalSpan {
+ public:
+  explicit MetalSpan(int32_t device_id) : device_id_(device_id) {}
+  void Start() { start_ = SyncedNow(); }
+  void Stop() { stop_ = SyncedNow(); }
+  int64_t ElapsedNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop_ - start_).count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point SyncedNow() const {
+    MetalRuntime::Global().CurrentStream(device_id_)->Synchronize();
+    return Clock::now();
+  }
+  int32_t device_id_;
+  Clock::time_point start_, stop_;
+};
+
 ::tvm::ffi::Function MakeTimer(DLDevice dev) {
   backend::RequireDeviceType(dev, kDeviceTypeMetal, "Metal");
   MetalRuntime::Global().Device(dev.device_id);
-  struct Span {
-    std::chrono::steady_clock::time_point start, stop;
-  };
-  auto span = std::make_shared<Span>();
-  return ::tvm::ffi::Function::FromTyped([dev, span](const String& action) -> int64_t {
-    auto sync = [&dev] { MetalRuntime::Global().CurrentStream(dev.device_id)->Synchronize(); };
-    if (action == "start") {
-      sync();
-      span->start = std::chrono::steady_clock::now();
-      return 0;
-    }
-    if (action == "stop") {
-      sync();
-      span->stop = std::chrono::steady_clock::now();
-      return 0;
-    }
-    if (action == "elapsed_ns") {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(span->stop - span->start).count();
-    }
-    backend::ThrowError("ValueError", "runtime.timer.metal: unknown action '" +
-                                          std::string(action) + "' (start, stop, elapsed_ns)");
-  });
+  return backend::MakeDeviceTimer("metal", std::make_shared<MetalSpan>(dev.device_id));
 }
 
 /* metal.GetProfileCounters(device_id): the counters of the device's default stream. */
