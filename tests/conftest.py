@@ -260,80 +260,13 @@ def _shared_fixture_groups() -> dict[str, str]:
 
 
 if importlib.util.find_spec("xdist") is not None:
+    import xdist_scheduling
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         """`nox -s tests` runs `-n auto --dist loadscope`; this scheduler is loadscope with the
         groups above. (pytest-xdist's own `xdist_group` marks cannot do it under pytest 9.2: the
         worker renames node ids through an attribute pytest no longer reads.)"""
-        from xdist.scheduler import LoadScopeScheduling
-
-        groups = _shared_fixture_groups()
-
-        class SharedFixtureScheduling(LoadScopeScheduling):
-            def _split_scope(self, nodeid: str) -> str:
-                module = nodeid.split("::", 1)[0]
-                relative = module.split("tests/", 1)[-1] if module.startswith("tests/") else module
-                return groups.get(relative, module)
-
-            # pytest-xdist 3.8's loadscope deadlocks the run when a worker dies (a crash, or
-            # pytest-timeout ending a hung test): it puts the dead worker's finished groups back
-            # on the queue as empty units no one ever completes, runs the test that killed the
-            # worker again on its replacement, and leaves a worker given a single last test
-            # waiting for a second one (pytest-xdist issues 1323, 1327, 1378).  CI then sits
-            # until its time limit instead of reporting the crash.  These two overrides keep the
-            # run going: the crash is reported as that test's failure and the rest still runs.
-            def remove_node(self, node: Any) -> str | None:
-                workload = self.assigned_work.pop(node)
-                unfinished = {scope: unit for scope, unit in workload.items() if not all(unit.values())}
-                if not unfinished:
-                    return None
-                crashed = next(
-                    nodeid for unit in unfinished.values() for nodeid, done in unit.items() if not done
-                )
-                unfinished[self._split_scope(crashed)][crashed] = True  # reported failed; never rerun
-                self.workqueue.update((s, u) for s, u in unfinished.items() if not all(u.values()))
-                for other in self.assigned_work:
-                    self._reschedule(other)
-                return crashed
-
-            def _reschedule(self, node: Any) -> None:
-                super()._reschedule(node)
-                # A worker starts a test only once it knows the next one (or that none follows):
-                # when the queue has just run dry, tell it so.
-                if not self.workqueue and not node.shutting_down:
-                    node.shutdown()
-
-        return SharedFixtureScheduling(config, log)
+        return xdist_scheduling.make_scheduler(config, log, _shared_fixture_groups())
 
     def pytest_testnodedown(node: Any, error: object | None) -> None:
-        """How a worker that died mid-run ended: xdist says only "Not properly terminated".  A
-        signal without a Python traceback above (SIGKILL) came from outside: the kernel's OOM
-        killer or a test's kill; an exit status means native code called exit()."""
-        if error is None:
-            return
-        popen = getattr(getattr(node.gateway, "_io", None), "popen", None)
-        status = None
-        if popen is not None:
-            try:
-                status = popen.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - a diagnostic only; never break the run over it
-                status = None
-        if status is not None and status < 0:
-            import signal
-
-            how = f"killed by {signal.Signals(-status).name}"
-        else:
-            how = f"exit status {status}"
-        available = next(
-            (
-                ln.split(":", 1)[1].strip()
-                for ln in Path("/proc/meminfo").read_text().splitlines()
-                if ln.startswith("MemAvailable")
-            ),
-            "?",
-        )
-        reporter = node.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(
-                f"worker {node.gateway.id} went down ({how}); memory available now: {available}"
-            )
+        xdist_scheduling.report_dead_worker(node, error)
