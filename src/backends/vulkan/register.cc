@@ -23,6 +23,7 @@
 #include "vulkan_module.h"
 #include "vulkan_pipeline_cache.h"
 #include "vulkan_runtime.h"
+#include "vulkan_timer.h"
 
 namespace tvm_runtime {
 namespace vulkan {
@@ -70,6 +71,7 @@ void RegisterVulkanBackend() {
                              });
   // tvm-runtime diagnostics: allocator and command-stream counters, validation messages.
   backend::SetGlobalFunction(backend::PrivateGlobalName("vulkan", "device_stats"), DeviceStatsOf);
+  RegisterVulkanTimer();
   backend::SetGlobalFunction(
       backend::PrivateGlobalName("vulkan", "validation_messages"), [](bool clear) {
         ::tvm::ffi::Array<String> out;

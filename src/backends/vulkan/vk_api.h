@@ -77,6 +77,7 @@ TVM_VK_HANDLE(VkDescriptorSet);
 TVM_VK_HANDLE(VkSampler);
 TVM_VK_HANDLE(VkBufferView);
 TVM_VK_HANDLE(VkDebugUtilsMessengerEXT);
+TVM_VK_HANDLE(VkQueryPool);
 #undef TVM_VK_HANDLE
 
 // Structs we only ever pass as NULL pointers.
@@ -126,6 +127,7 @@ enum VkStructureType : int32_t {
   VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO = 5,
   VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE = 6,
   VK_STRUCTURE_TYPE_FENCE_CREATE_INFO = 8,
+  VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO = 11,
   VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO = 12,
   VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO = 16,
   VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO = 17,
@@ -167,6 +169,11 @@ enum VkDriverId : int32_t {
 };
 
 enum VkSharingMode : int32_t { VK_SHARING_MODE_EXCLUSIVE = 0 };
+enum VkQueryType : int32_t { VK_QUERY_TYPE_TIMESTAMP = 2 };
+enum VkQueryResultFlagBits : uint32_t {
+  VK_QUERY_RESULT_64_BIT = 0x1,
+  VK_QUERY_RESULT_WAIT_BIT = 0x2
+};
 enum VkCommandBufferLevel : int32_t { VK_COMMAND_BUFFER_LEVEL_PRIMARY = 0 };
 enum VkPipelineBindPoint : int32_t { VK_PIPELINE_BIND_POINT_COMPUTE = 1 };
 
@@ -667,6 +674,15 @@ struct VkFenceCreateInfo {
   VkFlags flags;
 };
 
+struct VkQueryPoolCreateInfo {
+  VkStructureType sType;
+  const void* pNext;
+  VkFlags flags;
+  VkQueryType queryType;
+  uint32_t queryCount;
+  VkFlags pipelineStatistics;
+};
+
 struct VkShaderModuleCreateInfo {
   VkStructureType sType;
   const void* pNext;
@@ -916,6 +932,21 @@ using PFN_vkWaitForFences = VkResult (*)(VkDevice device, uint32_t fenceCount,
                                          uint64_t timeout);
 using PFN_vkQueueSubmit = VkResult (*)(VkQueue queue, uint32_t submitCount,
                                        const VkSubmitInfo* pSubmits, VkFence fence);
+using PFN_vkCreateQueryPool = VkResult (*)(VkDevice device,
+                                           const VkQueryPoolCreateInfo* pCreateInfo,
+                                           const VkAllocationCallbacks* pAllocator,
+                                           VkQueryPool* pQueryPool);
+using PFN_vkDestroyQueryPool = void (*)(VkDevice device, VkQueryPool queryPool,
+                                        const VkAllocationCallbacks* pAllocator);
+using PFN_vkGetQueryPoolResults = VkResult (*)(VkDevice device, VkQueryPool queryPool,
+                                               uint32_t firstQuery, uint32_t queryCount,
+                                               size_t dataSize, void* pData, VkDeviceSize stride,
+                                               VkFlags flags);
+using PFN_vkCmdResetQueryPool = void (*)(VkCommandBuffer commandBuffer, VkQueryPool queryPool,
+                                         uint32_t firstQuery, uint32_t queryCount);
+using PFN_vkCmdWriteTimestamp = void (*)(VkCommandBuffer commandBuffer,
+                                         VkPipelineStageFlagBits pipelineStage,
+                                         VkQueryPool queryPool, uint32_t query);
 using PFN_vkCreateShaderModule = VkResult (*)(VkDevice device,
                                               const VkShaderModuleCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator,

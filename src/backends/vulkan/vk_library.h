@@ -85,7 +85,12 @@ constexpr const char* kLibraryEnvVar = "TVM_VULKAN_LIBRARY";
   X(CmdDispatch, true)                 \
   X(CmdPipelineBarrier, true)          \
   X(CmdCopyBuffer, true)               \
-  X(CmdPushDescriptorSetKHR, false)
+  X(CmdPushDescriptorSetKHR, false)    \
+  X(CreateQueryPool, false)            \
+  X(DestroyQueryPool, false)           \
+  X(GetQueryPoolResults, false)        \
+  X(CmdResetQueryPool, false)          \
+  X(CmdWriteTimestamp, false)
 
 #define TVM_VK_DECLARE_POINTER(name, required) PFN_vk##name name = nullptr;
 

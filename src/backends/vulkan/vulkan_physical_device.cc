@@ -39,6 +39,7 @@ void SelectQueueFamily(const VkInstanceFunctions& fns, PhysicalDeviceInfo* info)
       best_rank = rank;
       info->queue_family = i;
       info->queue_flags = f.queueFlags;
+      info->timestamp_valid_bits = f.timestampValidBits;
     }
   }
 }

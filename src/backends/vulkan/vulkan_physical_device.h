@@ -49,6 +49,7 @@ struct PhysicalDeviceInfo {
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t queue_family = kNoQueueFamily;  // compute queue family, kNoQueueFamily if none
   VkFlags queue_flags = 0;
+  uint32_t timestamp_valid_bits = 0;  // of that family's queues; 0: no timestamps
 
   bool HasExtension(const char* name) const;
   /* "discrete", "integrated", "virtual", "cpu" or "other" (apache-tvm's names). */

@@ -1,0 +1,134 @@
+#include "vulkan_timer.h"
+
+#include <tvm/ffi/device.h>
+#include <tvm/ffi/function.h>
+#include <tvm_runtime/backend/global_function.h>
+#include <tvm_runtime/backend/gpu/device_timer.h>
+#include <tvm_runtime/backend/gpu/numbered_devices.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "vk_error.h"
+#include "vulkan_device.h"
+#include "vulkan_runtime.h"
+
+namespace tvm_runtime {
+namespace vulkan {
+
+namespace {
+
+bool HasTimestamps(const VulkanDevice& d) {
+  const VkDeviceFunctions& f = d.fns();
+  return d.info().timestamp_valid_bits > 0 && d.info().props.limits.timestampPeriod > 0 &&
+         f.CreateQueryPool != nullptr && f.DestroyQueryPool != nullptr &&
+         f.GetQueryPoolResults != nullptr && f.CmdResetQueryPool != nullptr &&
+         f.CmdWriteTimestamp != nullptr;
+}
+
+class VulkanSpan {
+ public:
+  explicit VulkanSpan(VulkanDevice* device) : device_(device), timestamps_(HasTimestamps(*device)) {
+    if (!timestamps_) return;
+    VkQueryPoolCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    CheckVk(device_->fns().CreateQueryPool(device_->handle(), &info, nullptr, &pool_),
+            "vkCreateQueryPool");
+  }
+  VulkanSpan(const VulkanSpan&) = delete;
+  VulkanSpan& operator=(const VulkanSpan&) = delete;
+  ~VulkanSpan() {
+    if (pool_ == nullptr) return;
+    // A batch still in flight may write into the pool: wait for it first.  A destructor reports
+    // nothing: at worst the device is already gone.
+    try {
+      std::lock_guard<std::mutex> lock(device_->mutex());
+      if (last_serial_ != 0) device_->stream().WaitFor(last_serial_);
+      device_->fns().DestroyQueryPool(device_->handle(), pool_, nullptr);
+    } catch (...) {  // NOLINT(bugprone-empty-catch)
+    }
+  }
+
+  void Start() {
+    if (!timestamps_) {
+      host_start_ = SyncedNow();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(device_->mutex());
+    CommandStream& stream = device_->stream();
+    // The previous round's queries may still be pending in a batch in flight.
+    if (last_serial_ != 0) stream.WaitFor(last_serial_);
+    VkCommandBuffer cmd = stream.Record();
+    device_->fns().CmdResetQueryPool(cmd, pool_, 0, 2);
+    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 0);
+    last_serial_ = stream.recording_serial();
+    stopped_ = false;
+  }
+
+  void Stop() {
+    if (!timestamps_) {
+      host_stop_ = SyncedNow();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(device_->mutex());
+    CommandStream& stream = device_->stream();
+    VkCommandBuffer cmd = stream.Record();
+    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 1);
+    last_serial_ = stream.recording_serial();
+    stopped_ = true;
+  }
+
+  /* Waits for the batch of "stop"; 0 before a start..stop round. */
+  int64_t ElapsedNs() {
+    if (!timestamps_) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(host_stop_ - host_start_).count();
+    }
+    if (!stopped_) return 0;
+    uint64_t ticks[2] = {0, 0};
+    {
+      std::lock_guard<std::mutex> lock(device_->mutex());
+      device_->stream().WaitFor(last_serial_);
+      CheckVk(device_->fns().GetQueryPoolResults(device_->handle(), pool_, 0, 2, sizeof(ticks),
+                                                 ticks, sizeof(uint64_t),
+                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+              "vkGetQueryPoolResults");
+    }
+    const uint32_t bits = device_->info().timestamp_valid_bits;
+    const uint64_t mask = bits >= 64 ? ~0ULL : ((1ULL << bits) - 1);
+    const uint64_t delta = ((ticks[1] & mask) - (ticks[0] & mask)) & mask;  // wraps in `bits`
+    return static_cast<int64_t>(
+        std::llround(static_cast<double>(delta) * device_->info().props.limits.timestampPeriod));
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point SyncedNow() {
+    device_->Sync();
+    return Clock::now();
+  }
+
+  VulkanDevice* device_;
+  bool timestamps_;
+  VkQueryPool pool_ = nullptr;
+  uint64_t last_serial_ = 0;  // the batch that last wrote into the pool
+  bool stopped_ = false;
+  Clock::time_point host_start_, host_stop_;
+};
+
+::tvm::ffi::Function MakeTimer(DLDevice dev) {
+  backend::RequireDeviceType(dev, kDeviceTypeVulkan, "Vulkan");
+  VulkanDevice& device = VulkanRuntime::Global().Device(dev.device_id);
+  return backend::MakeDeviceTimer("vulkan", std::make_shared<VulkanSpan>(&device));
+}
+
+}  // namespace
+
+void RegisterVulkanTimer() { backend::SetGlobalFunction("runtime.timer.vulkan", MakeTimer); }
+
+}  // namespace vulkan
+}  // namespace tvm_runtime
