@@ -168,13 +168,13 @@ def test_fakes_link_with_ld64_for_the_macos_job(tmp_path):
     assert str(objc).encode() + b"\0" in metal.read_bytes()
 
 
-def test_command_buffers_complete_only_when_waited_for(fakes):
-    """The fake Metal runs a committed command buffer when the host waits for it, as a GPU would
-    finish it: before the sync the work is pending, after it the result is there."""
-    r = run_metal(
-        fakes,
-        r"""
+# c = a + a on tvm.metal(0) with the add fixture, queued but not run until the host waits; the
+# fake's reference takes ADD_SECONDS[0] seconds, like a kernel that keeps the GPU busy.
+ADD_ON_QUEUE = r"""
+import time
+ADD_SECONDS = [0.0]
 def add(b, n, _):
+    time.sleep(ADD_SECONDS[0])
     a, bb, c = (arr(b[i], n[i], "float32") for i in range(3))
     c[:] = a + bb
 REFS["add_kernel"] = add
@@ -184,6 +184,16 @@ mod = tvm.runtime.load_module(ART + "/metal/add.so")
 a = tvm.runtime.tensor(np.arange(1024, dtype="float32"), dev)
 c = tvm.runtime.empty((1024,), "float32", dev)
 dev.sync()
+"""
+
+
+def test_command_buffers_complete_only_when_waited_for(fakes):
+    """The fake Metal runs a committed command buffer when the host waits for it, as a GPU would
+    finish it: before the sync the work is pending, after it the result is there."""
+    r = run_metal(
+        fakes,
+        ADD_ON_QUEUE
+        + r"""
 mod["add"](a, a, c)
 pending = F.fake_metal_pending()
 dev.sync()
@@ -200,19 +210,9 @@ def test_timer_waits_for_the_queued_work_and_rejects_bad_use(fakes):
     its time is in elapsed_ns; an unknown action and a non-Metal device are clear errors."""
     r = run_metal(
         fakes,
-        r"""
-import time
-def slow_add(b, n, _):
-    time.sleep(0.03)
-    a, bb, c = (arr(b[i], n[i], "float32") for i in range(3))
-    c[:] = a + bb
-REFS["add_kernel"] = slow_add
-F.fake_metal_pending.restype = ctypes.c_int
-dev = tvm.metal(0)
-mod = tvm.runtime.load_module(ART + "/metal/add.so")
-a = tvm.runtime.tensor(np.arange(1024, dtype="float32"), dev)
-c = tvm.runtime.empty((1024,), "float32", dev)
-dev.sync()
+        ADD_ON_QUEUE
+        + r"""
+ADD_SECONDS[0] = 0.03
 timer = tvm.get_global_func("runtime.timer.metal")(dev)
 timer("start")
 mod["add"](a, a, c)

@@ -14,10 +14,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
+from backend_testing import device_timers as timers
 from ocl_support import opencl_device
 
 import tvm
@@ -50,19 +50,8 @@ def matmul(dev):
     return run, check
 
 
-def _timer(dev):
-    return tvm.get_global_func("runtime.timer.opencl")(dev)
-
-
 def _timed(dev, work) -> tuple[int, int]:
-    """(the timer's elapsed_ns, the host's ns from before start to after elapsed_ns) of work()."""
-    timer = _timer(dev)
-    t0 = time.perf_counter_ns()
-    timer("start")
-    work()
-    timer("stop")
-    elapsed = timer("elapsed_ns")
-    return elapsed, time.perf_counter_ns() - t0
+    return timers.timed(tvm, "opencl", dev, work)
 
 
 def test_registered_by_the_backend():
@@ -71,24 +60,13 @@ def test_registered_by_the_backend():
 
 def test_kernel_device_time_is_positive_and_within_the_wall_time(dev, matmul):
     run, check = matmul
-    for launches in (1, 20):
-        elapsed, wall = _timed(dev, lambda n=launches: [run() for _ in range(n)])
-        assert 0 < elapsed <= wall, (launches, elapsed, wall)
+    timers.check_within_wall_time(tvm, "opencl", dev, run)
     check()
 
 
 def test_host_gaps_between_launches_are_not_device_time(dev, matmul):
     run, check = matmul
-
-    def two_launches_apart():
-        run()
-        time.sleep(0.05)
-        run()
-
-    elapsed, wall = _timed(dev, two_launches_apart)
-    # Host-synchronised timing would count the 50 ms sleep; the device ran two small kernels.
-    assert wall >= 50_000_000
-    assert 0 < elapsed < 25_000_000, elapsed
+    timers.check_host_gaps_not_counted(tvm, "opencl", dev, run)
     check()
 
 
@@ -121,38 +99,20 @@ def test_thousands_of_launches_in_one_span(dev, matmul):
 
 def test_timer_is_reusable_and_elapsed_is_stable(dev, matmul):
     run, _ = matmul
-    timer = _timer(dev)
-    for _ in range(3):
-        timer("start")
-        run()
-        timer("stop")
-        first = timer("elapsed_ns")
-        assert first > 0 and timer("elapsed_ns") == first
+    timers.check_reusable_and_stable(tvm, "opencl", dev, run)
 
 
 def test_bad_use_says_what_is_wrong(dev):
-    timer = _timer(dev)
-    with pytest.raises(ValueError, match="unknown action 'go'.*start, stop, elapsed_ns"):
-        timer("go")
-    with pytest.raises(Exception, match="OpenCL"):
-        tvm.get_global_func("runtime.timer.opencl")(tvm.cpu(0))
+    timers.check_bad_use(tvm, "opencl", dev, "OpenCL")
 
 
-def test_time_evaluator_reports_device_time(dev, matmul):
-    run, check = matmul
+def test_time_evaluator_reports_device_time(dev):
     c = case("opencl", "matmul")
     mod = tvm.runtime.load_module(str(ARTIFACTS / c["file"]))
     data = np.load(ARTIFACTS / c["calls"][0]["npz"])
     a, b = tvm.runtime.tensor(data["a"], dev), tvm.runtime.tensor(data["b"], dev)
     out = tvm.runtime.empty((64, 48), "float32", dev)
-    evaluator = mod.time_evaluator("matmul", dev, number=10, repeat=3)
-    t0 = time.perf_counter()
-    res = evaluator(a, b, out)
-    wall = time.perf_counter() - t0  # the warm-up call, then 3 repeats of 10 calls
-    assert len(res.results) == 3
-    # Device time never exceeds the wall time that covers it; one repeat alone may exceed the
-    # average wall per call on a loaded machine, so the bound is on all 30 timed calls together.
-    assert all(r > 0 for r in res.results) and sum(res.results) * 10 <= wall, (res.results, wall)
+    timers.check_time_evaluator(mod, "matmul", dev, [a, b, out])
     np.testing.assert_allclose(out.numpy(), data["c"], rtol=1e-4, atol=1e-4)
 
 

@@ -43,7 +43,9 @@ class VulkanSpan {
   VulkanSpan(const VulkanSpan&) = delete;
   VulkanSpan& operator=(const VulkanSpan&) = delete;
   ~VulkanSpan() {
-    if (pool_ == nullptr) return;
+    // After the exit hook the driver may be tearing down its own state (a timer collected late
+    // in interpreter shutdown): leave the pool to the process's end, as kernels leave pipelines.
+    if (pool_ == nullptr || VulkanRuntime::Global().shut_down()) return;
     // A batch still in flight may write into the pool: wait for it first.  A destructor reports
     // nothing: at worst the device is already gone.
     try {
@@ -59,14 +61,8 @@ class VulkanSpan {
       host_start_ = SyncedNow();
       return;
     }
-    std::lock_guard<std::mutex> lock(device_->mutex());
-    CommandStream& stream = device_->stream();
-    // The previous round's queries may still be pending in a batch in flight.
-    if (last_serial_ != 0) stream.WaitFor(last_serial_);
-    VkCommandBuffer cmd = stream.Record();
-    device_->fns().CmdResetQueryPool(cmd, pool_, 0, 2);
-    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 0);
-    last_serial_ = stream.recording_serial();
+    RecordTimestamp(0);
+    started_ = true;
     stopped_ = false;
   }
 
@@ -75,11 +71,10 @@ class VulkanSpan {
       host_stop_ = SyncedNow();
       return;
     }
-    std::lock_guard<std::mutex> lock(device_->mutex());
-    CommandStream& stream = device_->stream();
-    VkCommandBuffer cmd = stream.Record();
-    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 1);
-    last_serial_ = stream.recording_serial();
+    // Without a start the queries were never reset, and a timestamp may not go into them.
+    if (!started_) return;
+    RecordTimestamp(1);
+    started_ = false;
     stopped_ = true;
   }
 
@@ -107,6 +102,19 @@ class VulkanSpan {
 
  private:
   using Clock = std::chrono::steady_clock;
+
+  /* Records query `index` (0: start, which first resets both queries; 1: stop) into the stream. */
+  void RecordTimestamp(uint32_t index) {
+    std::lock_guard<std::mutex> lock(device_->mutex());
+    CommandStream& stream = device_->stream();
+    // A new round: the previous one's queries may still be pending in a batch in flight.
+    if (index == 0 && last_serial_ != 0) stream.WaitFor(last_serial_);
+    VkCommandBuffer cmd = stream.Record();
+    if (index == 0) device_->fns().CmdResetQueryPool(cmd, pool_, 0, 2);
+    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, index);
+    last_serial_ = stream.recording_serial();
+  }
+
   Clock::time_point SyncedNow() {
     device_->Sync();
     return Clock::now();
@@ -116,7 +124,8 @@ class VulkanSpan {
   bool timestamps_;
   VkQueryPool pool_ = nullptr;
   uint64_t last_serial_ = 0;  // the batch that last wrote into the pool
-  bool stopped_ = false;
+  bool started_ = false;      // a start not yet stopped
+  bool stopped_ = false;      // a start..stop round to read
   Clock::time_point host_start_, host_stop_;
 };
 
