@@ -6,6 +6,10 @@ out a host sleep between two launches, reads the same twice, and the time evalua
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,3 +76,50 @@ def check_time_evaluator(mod: Any, function: str, dev: Any, args: list[Any]) -> 
     # Device time never exceeds the wall time that covers it; one repeat alone may exceed the
     # average wall per call on a loaded machine, so the bound is on all 30 timed calls together.
     assert all(r > 0 for r in res.results) and sum(res.results) * 10 <= wall, (res.results, wall)
+
+
+# A fresh interpreter times two launches of a matmul kernel 50 ms apart, with the timer of its
+# device, and leaves one more timer alive at exit.  argv: device, library, npz, a/b/c keys.
+_TWO_LAUNCHES_APART = """
+import json, sys, time
+import numpy as np
+import tvm
+
+device, library, npz, a_key, b_key, c_key = sys.argv[1:]
+dev = getattr(tvm, device)(0)
+f = tvm.runtime.load_module(library)["matmul"]
+data = np.load(npz)
+a, b = tvm.runtime.tensor(data[a_key], dev), tvm.runtime.tensor(data[b_key], dev)
+out = tvm.runtime.empty((64, 48), "float32", dev)
+f(a, b, out)
+dev.sync()
+timer = tvm.get_global_func("runtime.timer." + device)(dev)
+t0 = time.perf_counter_ns()
+timer("start")
+f(a, b, out)
+time.sleep(0.05)
+f(a, b, out)
+timer("stop")
+elapsed = timer("elapsed_ns")
+wall = time.perf_counter_ns() - t0
+np.testing.assert_allclose(out.numpy(), data[c_key], rtol=1e-4, atol=1e-4)
+LEFT = tvm.get_global_func("runtime.timer." + device)(dev)  # alive at interpreter exit
+print("RESULT:" + json.dumps({"elapsed": elapsed, "wall": wall}))
+"""
+
+
+def two_launches_apart_in_child(
+    device: str, library: str, npz: str, keys: tuple[str, str, str], env: dict[str, str]
+) -> dict[str, int]:
+    """{"elapsed", "wall"} (ns) of two matmul launches 50 ms apart, timed by the device's timer in
+    a fresh interpreter with ``env`` added (the switches that take a backend's timestamps away)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _TWO_LAUNCHES_APART, device, library, npz, *keys],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT:")]
+    return json.loads(line[len("RESULT:") :])

@@ -6,7 +6,6 @@
 #include <tvm_runtime/backend/gpu/device_timer.h>
 #include <tvm_runtime/backend/gpu/numbered_devices.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -29,10 +28,12 @@ bool HasTimestamps(const VulkanDevice& d) {
          f.CmdWriteTimestamp != nullptr;
 }
 
-class VulkanSpan {
+/* The two timestamp queries of one timer, in a pool of its own. */
+class VulkanQueries {
  public:
-  explicit VulkanSpan(VulkanDevice* device) : device_(device), timestamps_(HasTimestamps(*device)) {
-    if (!timestamps_) return;
+  explicit VulkanQueries(VulkanDevice* device)
+      : device_(device), available_(HasTimestamps(*device)) {
+    if (!available_) return;
     VkQueryPoolCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -40,9 +41,9 @@ class VulkanSpan {
     CheckVk(device_->fns().CreateQueryPool(device_->handle(), &info, nullptr, &pool_),
             "vkCreateQueryPool");
   }
-  VulkanSpan(const VulkanSpan&) = delete;
-  VulkanSpan& operator=(const VulkanSpan&) = delete;
-  ~VulkanSpan() {
+  VulkanQueries(const VulkanQueries&) = delete;
+  VulkanQueries& operator=(const VulkanQueries&) = delete;
+  ~VulkanQueries() {
     // After the exit hook the driver may be tearing down its own state (a timer collected late
     // in interpreter shutdown): leave the pool to the process's end, as kernels leave pipelines.
     if (pool_ == nullptr || VulkanRuntime::Global().shut_down()) return;
@@ -56,34 +57,22 @@ class VulkanSpan {
     }
   }
 
-  void Start() {
-    if (!timestamps_) {
-      host_start_ = SyncedNow();
-      return;
-    }
-    RecordTimestamp(0);
-    started_ = true;
-    stopped_ = false;
+  bool available() const { return available_; }
+
+  /* Query `index` into the stream, at the bottom of the pipe (once the work recorded before it
+   * has finished); a start first resets both. */
+  void Write(uint32_t index) {
+    std::lock_guard<std::mutex> lock(device_->mutex());
+    CommandStream& stream = device_->stream();
+    // A new round: the previous one's queries may still be pending in a batch in flight.
+    if (index == 0 && last_serial_ != 0) stream.WaitFor(last_serial_);
+    VkCommandBuffer cmd = stream.Record();
+    if (index == 0) device_->fns().CmdResetQueryPool(cmd, pool_, 0, 2);
+    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, index);
+    last_serial_ = stream.recording_serial();
   }
 
-  void Stop() {
-    if (!timestamps_) {
-      host_stop_ = SyncedNow();
-      return;
-    }
-    // Without a start the queries were never reset, and a timestamp may not go into them.
-    if (!started_) return;
-    RecordTimestamp(1);
-    started_ = false;
-    stopped_ = true;
-  }
-
-  /* Waits for the batch of "stop"; 0 before a start..stop round. */
-  int64_t ElapsedNs() {
-    if (!timestamps_) {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(host_stop_ - host_start_).count();
-    }
-    if (!stopped_) return 0;
+  int64_t SpanNs() {
     uint64_t ticks[2] = {0, 0};
     {
       std::lock_guard<std::mutex> lock(device_->mutex());
@@ -100,39 +89,20 @@ class VulkanSpan {
         std::llround(static_cast<double>(delta) * device_->info().props.limits.timestampPeriod));
   }
 
+  void WaitForDevice() { device_->Sync(); }
+
  private:
-  using Clock = std::chrono::steady_clock;
-
-  /* Records query `index` (0: start, which first resets both queries; 1: stop) into the stream. */
-  void RecordTimestamp(uint32_t index) {
-    std::lock_guard<std::mutex> lock(device_->mutex());
-    CommandStream& stream = device_->stream();
-    // A new round: the previous one's queries may still be pending in a batch in flight.
-    if (index == 0 && last_serial_ != 0) stream.WaitFor(last_serial_);
-    VkCommandBuffer cmd = stream.Record();
-    if (index == 0) device_->fns().CmdResetQueryPool(cmd, pool_, 0, 2);
-    device_->fns().CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, index);
-    last_serial_ = stream.recording_serial();
-  }
-
-  Clock::time_point SyncedNow() {
-    device_->Sync();
-    return Clock::now();
-  }
-
   VulkanDevice* device_;
-  bool timestamps_;
+  bool available_;
   VkQueryPool pool_ = nullptr;
   uint64_t last_serial_ = 0;  // the batch that last wrote into the pool
-  bool started_ = false;      // a start not yet stopped
-  bool stopped_ = false;      // a start..stop round to read
-  Clock::time_point host_start_, host_stop_;
 };
 
 ::tvm::ffi::Function MakeTimer(DLDevice dev) {
   backend::RequireDeviceType(dev, kDeviceTypeVulkan, "Vulkan");
   VulkanDevice& device = VulkanRuntime::Global().Device(dev.device_id);
-  return backend::MakeDeviceTimer("vulkan", std::make_shared<VulkanSpan>(&device));
+  return backend::MakeDeviceTimer("vulkan", std::make_shared<backend::TimestampSpan<VulkanQueries>>(
+                                                std::make_unique<VulkanQueries>(&device)));
 }
 
 }  // namespace

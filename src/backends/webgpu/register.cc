@@ -21,6 +21,7 @@
 #include "webgpu_device_api.h"
 #include "webgpu_module.h"
 #include "webgpu_runtime.h"
+#include "webgpu_timer.h"
 
 namespace tvm_runtime {
 namespace webgpu {
@@ -95,6 +96,7 @@ void RegisterWebGPUBackend() {
                              });
   backend::SetGlobalFunction(backend::PrivateGlobalName("webgpu", "adapter_info"), AdapterInfoOf);
   backend::SetGlobalFunction(backend::PrivateGlobalName("webgpu", "device_stats"), DeviceStatsOf);
+  RegisterWebGPUTimer();
 }
 
 }  // namespace webgpu

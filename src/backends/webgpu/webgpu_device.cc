@@ -3,6 +3,7 @@
 #include <tvm_runtime/backend/error.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -81,6 +82,17 @@ WebGPUDevice::WebGPUDevice(int32_t device_id, const AdapterInfo& adapter, WGPUIn
   if (adapter.shader_f16 && !FeatureDisabled("shader-f16")) {
     features.push_back(WGPUFeatureName_ShaderF16);
   }
+  const bool shader_f16 = !features.empty();
+  // Timestamps written between commands (not only at pass boundaries) need wgpu-native's
+  // TimestampQueryInsideEncoders on top of WebGPU's timestamp-query.
+  const auto inside_encoders =
+      static_cast<WGPUFeatureName>(WGPUNativeFeature_TimestampQueryInsideEncoders);
+  if (!FeatureDisabled("timestamp-query") &&
+      f_.wgpuAdapterHasFeature(adapter.adapter, WGPUFeatureName_TimestampQuery) != 0 &&
+      f_.wgpuAdapterHasFeature(adapter.adapter, inside_encoders) != 0) {
+    features.push_back(WGPUFeatureName_TimestampQuery);
+    features.push_back(inside_encoders);
+  }
   WGPULimits required = RequiredLimits(adapter.limits);
   WGPUDeviceDescriptor desc{};
   desc.label = StringView("tvm-runtime", 11);
@@ -112,7 +124,8 @@ WebGPUDevice::WebGPUDevice(int32_t device_id, const AdapterInfo& adapter, WGPUIn
   limits_ = adapter.limits;
   if (f_.wgpuDeviceGetLimits(device_, &limits_) != WGPUStatus_Success) limits_ = adapter.limits;
   limits_.nextInChain = nullptr;
-  shader_f16_ = !features.empty();
+  shader_f16_ = shader_f16;
+  timestamps_ = features.size() > (shader_f16 ? 1u : 0u);
   const char* cache = std::getenv(kScalarCacheEnvVar);
   scalar_cache_ = cache == nullptr || std::string(cache) != "0";
 }
@@ -231,6 +244,49 @@ void WebGPUDevice::Sync() {
   FlushLocked();
   f_.wgpuDevicePoll(device_, /*wait=*/1, nullptr);
   ThrowIfDeviceError("waiting for the device");
+}
+
+WGPUQuerySet WebGPUDevice::CreateTimestamps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  WGPUQuerySetDescriptor desc{};
+  desc.label = NullStringView();
+  desc.type = WGPUQueryType_Timestamp;
+  desc.count = 2;
+  WGPUQuerySet set = f_.wgpuDeviceCreateQuerySet(device_, &desc);
+  ThrowIfDeviceError("creating timestamp queries");
+  if (set == nullptr) ThrowError("RuntimeError", "WebGPU could not create timestamp queries");
+  return set;
+}
+
+void WebGPUDevice::ReleaseTimestamps(WGPUQuerySet set) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f_.wgpuQuerySetRelease(set);  // commands recorded with it keep it alive until they ran
+}
+
+void WebGPUDevice::WriteTimestamp(WGPUQuerySet set, uint32_t index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f_.wgpuCommandEncoderWriteTimestamp(Encoder(), set, index);
+}
+
+int64_t WebGPUDevice::TimestampSpanNs(WGPUQuerySet set) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (resolved_.buffer == nullptr) {
+    WGPUBufferDescriptor desc{};
+    desc.label = NullStringView();
+    desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+    desc.size = 2 * sizeof(uint64_t);
+    resolved_.buffer = f_.wgpuDeviceCreateBuffer(device_, &desc);
+    resolved_.size = desc.size;
+    resolved_.device_id = device_id_;
+    ThrowIfDeviceError("allocating the timestamp buffer");
+  }
+  f_.wgpuCommandEncoderResolveQuerySet(Encoder(), set, 0, 2, resolved_.buffer, 0);
+  uint64_t ticks[2] = {0, 0};
+  CopyToHostLocked(&resolved_, 0, ticks, sizeof(ticks));  // submits and waits
+  if (ticks[1] <= ticks[0]) return 0;
+  // Raw ticks unless the instance normalises them (then the period is 1).
+  const double period = f_.wgpuQueueGetTimestampPeriod(queue_);
+  return static_cast<int64_t>(std::llround(static_cast<double>(ticks[1] - ticks[0]) * period));
 }
 
 void WebGPUDevice::EnsureStaging(uint64_t nbytes) {

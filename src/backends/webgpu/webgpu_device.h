@@ -86,6 +86,18 @@ class WebGPUDevice {
   /* Submits what is pending and waits until the device is idle. */
   void Sync();
 
+  /* Timestamps between commands (runtime.timer.webgpu): the device was created with the
+   * timestamp-query features, which the adapter may lack or TVM_WEBGPU_DISABLE_FEATURES
+   * ("timestamp-query") may withhold. */
+  bool timestamps() const { return timestamps_; }
+  /* A set of two timestamp queries; release it with ReleaseTimestamps. */
+  WGPUQuerySet CreateTimestamps();
+  void ReleaseTimestamps(WGPUQuerySet set);
+  /* Records timestamp `index` of `set` after the commands recorded so far. */
+  void WriteTimestamp(WGPUQuerySet set, uint32_t index);
+  /* Submits what is pending, waits for it, and returns timestamp 1 - timestamp 0 in ns. */
+  int64_t TimestampSpanNs(WGPUQuerySet set);
+
   /* Counters for diagnostics and tests: submits, dispatches, live buffers and bytes. */
   struct Counters {
     uint64_t submits = 0;
@@ -122,6 +134,7 @@ class WebGPUDevice {
   WGPUQueue queue_ = nullptr;
   WGPULimits limits_{};
   bool shader_f16_ = false;
+  bool timestamps_ = false;
   bool scalar_cache_ = true;
 
   std::mutex mu_;  // everything below
@@ -132,6 +145,7 @@ class WebGPUDevice {
   std::vector<uint8_t> uniform_host_;  // the arena's bytes for the pending batch
   uint64_t uniform_used_ = 0;
   WGPUBuffer staging_ = nullptr;  // MapRead buffer for reads back to the host
+  WebGPUBuffer resolved_;         // where TimestampSpanNs resolves a query set (16 bytes)
   uint64_t staging_size_ = 0;
   uint64_t next_serial_ = 0;
   std::map<std::string, WGPUBuffer> uniform_cache_;  // scalar bytes -> immutable uniform

@@ -33,6 +33,7 @@ using WGPUComputePipeline = struct WGPUComputePipelineImpl*;
 using WGPUCommandEncoder = struct WGPUCommandEncoderImpl*;
 using WGPUComputePassEncoder = struct WGPUComputePassEncoderImpl*;
 using WGPUCommandBuffer = struct WGPUCommandBufferImpl*;
+using WGPUQuerySet = struct WGPUQuerySetImpl*;
 
 using WGPUBool = uint32_t;
 using WGPUFlags = uint64_t;
@@ -78,9 +79,13 @@ enum WGPUAdapterType : uint32_t {
   WGPUAdapterType_Unknown = 4,
 };
 enum WGPUFeatureName : uint32_t {
+  WGPUFeatureName_TimestampQuery = 0x09,
   WGPUFeatureName_ShaderF16 = 0x0B,
   WGPUFeatureName_Subgroups = 0x12,
 };
+// wgpu.h: native features, requested through the same WGPUFeatureName list.
+enum WGPUNativeFeature : uint32_t { WGPUNativeFeature_TimestampQueryInsideEncoders = 0x00030024 };
+enum WGPUQueryType : uint32_t { WGPUQueryType_Timestamp = 0x02 };
 enum WGPUStatus : uint32_t { WGPUStatus_Success = 1 };
 
 constexpr WGPUFlags WGPUBufferUsage_MapRead = 0x1;
@@ -88,6 +93,7 @@ constexpr WGPUFlags WGPUBufferUsage_CopySrc = 0x4;
 constexpr WGPUFlags WGPUBufferUsage_CopyDst = 0x8;
 constexpr WGPUFlags WGPUBufferUsage_Uniform = 0x40;
 constexpr WGPUFlags WGPUBufferUsage_Storage = 0x80;
+constexpr WGPUFlags WGPUBufferUsage_QueryResolve = 0x200;
 constexpr WGPUFlags WGPUMapMode_Read = 0x1;
 constexpr WGPUFlags WGPUShaderStage_Compute = 0x4;
 // wgpu.h: WGPUInstanceBackend bits for wgpuInstanceEnumerateAdapters.
@@ -211,6 +217,13 @@ struct WGPUBufferDescriptor {
   WGPUFlags usage;
   uint64_t size;
   WGPUBool mappedAtCreation;
+};
+
+struct WGPUQuerySetDescriptor {
+  WGPUChainedStruct* nextInChain;
+  WGPUStringView label;
+  WGPUQueryType type;
+  uint32_t count;
 };
 
 struct WGPUShaderModuleDescriptor {
@@ -389,7 +402,13 @@ struct WGPUInstanceEnumerateAdapterOptions {
   X(wgpuComputePassEncoderDispatchWorkgroups, void,                                              \
     (WGPUComputePassEncoder, uint32_t, uint32_t, uint32_t))                                      \
   X(wgpuComputePassEncoderEnd, void, (WGPUComputePassEncoder))                                   \
-  X(wgpuComputePassEncoderRelease, void, (WGPUComputePassEncoder))
+  X(wgpuComputePassEncoderRelease, void, (WGPUComputePassEncoder))                               \
+  X(wgpuDeviceCreateQuerySet, WGPUQuerySet, (WGPUDevice, const WGPUQuerySetDescriptor*))         \
+  X(wgpuQuerySetRelease, void, (WGPUQuerySet))                                                   \
+  X(wgpuCommandEncoderWriteTimestamp, void, (WGPUCommandEncoder, WGPUQuerySet, uint32_t))        \
+  X(wgpuCommandEncoderResolveQuerySet, void,                                                     \
+    (WGPUCommandEncoder, WGPUQuerySet, uint32_t, uint32_t, WGPUBuffer, uint64_t))                \
+  X(wgpuQueueGetTimestampPeriod, float, (WGPUQueue))
 
 struct WgpuFunctions {
 #define TVM_WEBGPU_DECLARE_POINTER(name, ret, params) ret(*name) params = nullptr;

@@ -18,9 +18,11 @@
 #include <tvm/ffi/string.h>
 #include <tvm_runtime/backend/error.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace tvm_runtime {
 namespace backend {
@@ -42,6 +44,69 @@ template <typename Span>
                                  std::string(action) + "' (start, stop, elapsed_ns)");
   });
 }
+
+/* A span measured by two timestamp queries that a backend writes into its command stream
+ * (Vulkan, WebGPU), with what every such backend needs around them: a stop without a start
+ * measures nothing, elapsed is 0 until a round is stopped and is kept once read (a later start
+ * reuses the queries), and a device that cannot write timestamps is timed on the host between two
+ * waits for it.  `Queries` is the backend's part:
+ *
+ *   struct Queries {
+ *     bool available() const;      // the device writes timestamps
+ *     void Write(uint32_t index);  // after the work recorded so far; 0 starts a round
+ *     int64_t SpanNs();            // waits for both; timestamp 1 - timestamp 0 in ns
+ *     void WaitForDevice();        // the host fallback's wait for all recorded work
+ *   };
+ */
+template <typename Queries>
+class TimestampSpan {
+ public:
+  explicit TimestampSpan(std::unique_ptr<Queries> queries) : queries_(std::move(queries)) {}
+
+  void Start() {
+    if (!queries_->available()) {
+      host_start_ = HostNow();
+      return;
+    }
+    queries_->Write(0);
+    started_ = true;
+    stopped_ = false;
+  }
+
+  void Stop() {
+    if (!queries_->available()) {
+      host_stop_ = HostNow();
+      return;
+    }
+    if (!started_) return;  // timestamp 0 of this round was never written
+    queries_->Write(1);
+    started_ = false;
+    stopped_ = true;
+    elapsed_ns_ = -1;
+  }
+
+  int64_t ElapsedNs() {
+    if (!queries_->available()) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(host_stop_ - host_start_).count();
+    }
+    if (!stopped_) return 0;
+    if (elapsed_ns_ < 0) elapsed_ns_ = queries_->SpanNs();
+    return elapsed_ns_;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point HostNow() {
+    queries_->WaitForDevice();
+    return Clock::now();
+  }
+
+  std::unique_ptr<Queries> queries_;
+  bool started_ = false;  // a round started and not yet stopped
+  bool stopped_ = false;  // a stopped round to read
+  int64_t elapsed_ns_ = -1;
+  Clock::time_point host_start_, host_stop_;
+};
 
 }  // namespace backend
 }  // namespace tvm_runtime
