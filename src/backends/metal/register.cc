@@ -14,9 +14,9 @@
 #include <tvm_runtime/backend/gpu/device_timer.h>
 #include <tvm_runtime/backend/gpu/numbered_devices.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "metal_device_api.h"
 #include "metal_module.h"
@@ -34,29 +34,13 @@ using ::tvm::ffi::String;
  * stream, so it covers the GPU work queued between "start" and "stop" (apache-tvm samples the
  * GPU timestamp counter after the same waits; both include the idle gap before the first
  * kernel, which the time evaluator's warm-up call keeps small). */
-class MetalSpan {
- public:
-  explicit MetalSpan(int32_t device_id) : device_id_(device_id) {}
-  void Start() { start_ = SyncedNow(); }
-  void Stop() { stop_ = SyncedNow(); }
-  int64_t ElapsedNs() const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop_ - start_).count();
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point SyncedNow() const {
-    MetalRuntime::Global().CurrentStream(device_id_)->Synchronize();
-    return Clock::now();
-  }
-  int32_t device_id_;
-  Clock::time_point start_, stop_;
-};
-
 ::tvm::ffi::Function MakeTimer(DLDevice dev) {
   backend::RequireDeviceType(dev, kDeviceTypeMetal, "Metal");
   MetalRuntime::Global().Device(dev.device_id);
-  return backend::MakeDeviceTimer("metal", std::make_shared<MetalSpan>(dev.device_id));
+  const int32_t device_id = dev.device_id;
+  auto wait = [device_id] { MetalRuntime::Global().CurrentStream(device_id)->Synchronize(); };
+  return backend::MakeDeviceTimer(
+      "metal", std::make_shared<backend::HostSyncedSpan<decltype(wait)>>(std::move(wait)));
 }
 
 /* metal.GetProfileCounters(device_id): the counters of the device's default stream. */

@@ -87,9 +87,11 @@ WebGPUDevice::WebGPUDevice(int32_t device_id, const AdapterInfo& adapter, WGPUIn
   // TimestampQueryInsideEncoders on top of WebGPU's timestamp-query.
   const auto inside_encoders =
       static_cast<WGPUFeatureName>(WGPUNativeFeature_TimestampQueryInsideEncoders);
-  if (!FeatureDisabled("timestamp-query") &&
+  const bool timestamps =
+      !FeatureDisabled("timestamp-query") &&
       f_.wgpuAdapterHasFeature(adapter.adapter, WGPUFeatureName_TimestampQuery) != 0 &&
-      f_.wgpuAdapterHasFeature(adapter.adapter, inside_encoders) != 0) {
+      f_.wgpuAdapterHasFeature(adapter.adapter, inside_encoders) != 0;
+  if (timestamps) {
     features.push_back(WGPUFeatureName_TimestampQuery);
     features.push_back(inside_encoders);
   }
@@ -125,7 +127,7 @@ WebGPUDevice::WebGPUDevice(int32_t device_id, const AdapterInfo& adapter, WGPUIn
   if (f_.wgpuDeviceGetLimits(device_, &limits_) != WGPUStatus_Success) limits_ = adapter.limits;
   limits_.nextInChain = nullptr;
   shader_f16_ = shader_f16;
-  timestamps_ = features.size() > (shader_f16 ? 1u : 0u);
+  timestamps_ = timestamps;
   const char* cache = std::getenv(kScalarCacheEnvVar);
   scalar_cache_ = cache == nullptr || std::string(cache) != "0";
 }

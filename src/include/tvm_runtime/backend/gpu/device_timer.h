@@ -45,6 +45,28 @@ template <typename Span>
   });
 }
 
+/* A span timed on the host between two waits for the device (`wait()`): for backends whose
+ * device cannot report its own time, and the fallback of TimestampSpan. */
+template <typename Wait>
+class HostSyncedSpan {
+ public:
+  explicit HostSyncedSpan(Wait wait) : wait_(std::move(wait)) {}
+  void Start() { start_ = Now(); }
+  void Stop() { stop_ = Now(); }
+  int64_t ElapsedNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop_ - start_).count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point Now() {
+    wait_();
+    return Clock::now();
+  }
+  Wait wait_;
+  Clock::time_point start_, stop_;
+};
+
 /* A span measured by two timestamp queries that a backend writes into its command stream
  * (Vulkan, WebGPU), with what every such backend needs around them: a stop without a start
  * measures nothing, elapsed is 0 until a round is stopped and is kept once read (a later start
@@ -61,11 +83,12 @@ template <typename Span>
 template <typename Queries>
 class TimestampSpan {
  public:
-  explicit TimestampSpan(std::unique_ptr<Queries> queries) : queries_(std::move(queries)) {}
+  explicit TimestampSpan(std::unique_ptr<Queries> queries)
+      : queries_(std::move(queries)), host_(WaitForDevice{queries_.get()}) {}
 
   void Start() {
     if (!queries_->available()) {
-      host_start_ = HostNow();
+      host_.Start();
       return;
     }
     queries_->Write(0);
@@ -75,7 +98,7 @@ class TimestampSpan {
 
   void Stop() {
     if (!queries_->available()) {
-      host_stop_ = HostNow();
+      host_.Stop();
       return;
     }
     if (!started_) return;  // timestamp 0 of this round was never written
@@ -86,26 +109,23 @@ class TimestampSpan {
   }
 
   int64_t ElapsedNs() {
-    if (!queries_->available()) {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(host_stop_ - host_start_).count();
-    }
+    if (!queries_->available()) return host_.ElapsedNs();
     if (!stopped_) return 0;
     if (elapsed_ns_ < 0) elapsed_ns_ = queries_->SpanNs();
     return elapsed_ns_;
   }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point HostNow() {
-    queries_->WaitForDevice();
-    return Clock::now();
-  }
+  struct WaitForDevice {
+    Queries* queries;
+    void operator()() const { queries->WaitForDevice(); }
+  };
 
   std::unique_ptr<Queries> queries_;
+  HostSyncedSpan<WaitForDevice> host_;
   bool started_ = false;  // a round started and not yet stopped
   bool stopped_ = false;  // a stopped round to read
   int64_t elapsed_ns_ = -1;
-  Clock::time_point host_start_, host_stop_;
 };
 
 }  // namespace backend
